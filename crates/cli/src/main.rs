@@ -1,0 +1,2 @@
+//! `braid`: the command-line tool.
+fn main() {}
