@@ -176,7 +176,9 @@ impl ErrorCause {
             }
             CauseCode::STALE_COOKIE => {
                 r.expect_len(4)?;
-                Self::StaleCookie { staleness_us: r.u32()? }
+                Self::StaleCookie {
+                    staleness_us: r.u32()?,
+                }
             }
             CauseCode::OUT_OF_RESOURCE => empty(&r, Self::OutOfResource)?,
             CauseCode::UNRESOLVABLE_ADDRESS => Self::UnresolvableAddress(info.clone()),
@@ -193,7 +195,10 @@ impl ErrorCause {
             CauseCode::PROTOCOL_VIOLATION => Self::ProtocolViolation(info.clone()),
             CauseCode::RESTART_WITH_NEW_ENCAPSULATION_PORT => {
                 r.expect_len(4)?;
-                Self::RestartWithNewEncapsulationPort { current_port: r.u16()?, new_port: r.u16()? }
+                Self::RestartWithNewEncapsulationPort {
+                    current_port: r.u16()?,
+                    new_port: r.u16()?,
+                }
             }
             CauseCode::DELETE_LAST_REMAINING_ADDRESS => {
                 Self::DeleteLastRemainingAddress(info.clone())
@@ -242,7 +247,10 @@ impl ErrorCause {
                 put_tlv_header(out, code, b.len());
                 out.extend_from_slice(b);
             }
-            Self::RestartWithNewEncapsulationPort { current_port, new_port } => {
+            Self::RestartWithNewEncapsulationPort {
+                current_port,
+                new_port,
+            } => {
                 put_tlv_header(out, code, 4);
                 put_u16(out, *current_port);
                 put_u16(out, *new_port);

@@ -34,7 +34,11 @@ impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let have = self.remaining();
         if have < n {
-            return Err(DecodeError::Truncated { what: self.what, need: n, have });
+            return Err(DecodeError::Truncated {
+                what: self.what,
+                need: n,
+                have,
+            });
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -58,7 +62,11 @@ impl<'a> Reader<'a> {
     pub(crate) fn bytes(&mut self, n: usize) -> Result<Bytes> {
         let have = self.remaining();
         if have < n {
-            return Err(DecodeError::Truncated { what: self.what, need: n, have });
+            return Err(DecodeError::Truncated {
+                what: self.what,
+                need: n,
+                have,
+            });
         }
         let b = self.buf.slice(self.pos..self.pos + n);
         self.pos += n;
@@ -94,15 +102,27 @@ impl<'a> Reader<'a> {
         let what = self.what;
         let have = self.remaining();
         if have < 4 {
-            return Err(DecodeError::Truncated { what, need: 4, have });
+            return Err(DecodeError::Truncated {
+                what,
+                need: 4,
+                have,
+            });
         }
         let ty = self.u16()?;
         let len = self.u16()? as usize;
         if len < 4 {
-            return Err(DecodeError::LengthTooSmall { what, length: len, min: 4 });
+            return Err(DecodeError::LengthTooSmall {
+                what,
+                length: len,
+                min: 4,
+            });
         }
         if len - 4 > self.remaining() {
-            return Err(DecodeError::LengthPastEnd { what, length: len, available: have });
+            return Err(DecodeError::LengthPastEnd {
+                what,
+                length: len,
+                available: have,
+            });
         }
         let value = self.bytes(len - 4)?;
         let pad = padding(len);
@@ -110,7 +130,11 @@ impl<'a> Reader<'a> {
         if left >= pad {
             self.pos += pad;
         } else if left != 0 {
-            return Err(DecodeError::BadPadding { what, need: pad, have: left });
+            return Err(DecodeError::BadPadding {
+                what,
+                need: pad,
+                have: left,
+            });
         }
         Ok((ty, value))
     }

@@ -32,6 +32,7 @@ mod error;
 pub mod packet;
 pub mod param;
 pub mod pcap;
+pub mod sample;
 
 pub use cause::{CauseCode, ErrorCause};
 pub use chunk::{Chunk, ChunkBody, ChunkType, RawChunk};

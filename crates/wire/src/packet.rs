@@ -145,7 +145,11 @@ impl Packet {
 /// Stops after the first error. This is what the core uses to apply the unknown-chunk rules
 /// of RFC 9260 §3.2 chunk by chunk.
 pub fn raw_chunks(packet: &Bytes) -> RawChunks<'_> {
-    RawChunks { packet, pos: COMMON_HEADER_LEN.min(packet.len()), failed: false }
+    RawChunks {
+        packet,
+        pos: COMMON_HEADER_LEN.min(packet.len()),
+        failed: false,
+    }
 }
 
 /// Iterator returned by [`raw_chunks`].
@@ -161,16 +165,28 @@ impl RawChunks<'_> {
         const WHAT: &str = "chunk header";
         let rest = &self.packet[self.pos..];
         if rest.len() < 4 {
-            return Err(DecodeError::Truncated { what: WHAT, need: 4, have: rest.len() });
+            return Err(DecodeError::Truncated {
+                what: WHAT,
+                need: 4,
+                have: rest.len(),
+            });
         }
         let chunk_type = ChunkType(rest[0]);
         let flags = rest[1];
         let length = u16::from_be_bytes([rest[2], rest[3]]) as usize;
         if length < 4 {
-            return Err(DecodeError::LengthTooSmall { what: WHAT, length, min: 4 });
+            return Err(DecodeError::LengthTooSmall {
+                what: WHAT,
+                length,
+                min: 4,
+            });
         }
         if length > rest.len() {
-            return Err(DecodeError::LengthPastEnd { what: WHAT, length, available: rest.len() });
+            return Err(DecodeError::LengthPastEnd {
+                what: WHAT,
+                length,
+                available: rest.len(),
+            });
         }
         let pad = padding(length);
         if length + pad > rest.len() {
@@ -183,7 +199,11 @@ impl RawChunks<'_> {
         }
         let value = self.packet.slice(self.pos + 4..self.pos + length);
         self.pos += length + pad;
-        Ok(RawChunk { chunk_type, flags, value })
+        Ok(RawChunk {
+            chunk_type,
+            flags,
+            value,
+        })
     }
 }
 

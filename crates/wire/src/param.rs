@@ -5,10 +5,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::Bytes;
 
+use crate::UnrecognizedAction;
 use crate::cause::ErrorCause;
 use crate::codec::{Reader, padding, put_tlv_header, put_u16, put_u32, put_zeros};
 use crate::error::{DecodeError, Result};
-use crate::UnrecognizedAction;
 
 /// A parameter type code (16 bits; the two high bits say what to do if it is unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -267,7 +267,9 @@ impl Param {
             },
             ParamType::SSN_TSN_RESET_REQUEST => {
                 r.expect_len(4)?;
-                Self::SsnTsnResetRequest { request_seq: r.u32()? }
+                Self::SsnTsnResetRequest {
+                    request_seq: r.u32()?,
+                }
             }
             ParamType::RECONFIG_RESPONSE => {
                 let response_seq = r.u32()?;
@@ -282,7 +284,11 @@ impl Param {
                         });
                     }
                 };
-                Self::ReconfigResponse { response_seq, result, next_tsns }
+                Self::ReconfigResponse {
+                    response_seq,
+                    result,
+                    next_tsns,
+                }
             }
             ParamType::ADD_OUTGOING_STREAMS | ParamType::ADD_INCOMING_STREAMS => {
                 r.expect_len(8)?;
@@ -290,9 +296,15 @@ impl Param {
                 let new_streams = r.u16()?;
                 let _reserved = r.u16()?;
                 if ty == ParamType::ADD_OUTGOING_STREAMS {
-                    Self::AddOutgoingStreams { request_seq, new_streams }
+                    Self::AddOutgoingStreams {
+                        request_seq,
+                        new_streams,
+                    }
                 } else {
-                    Self::AddIncomingStreams { request_seq, new_streams }
+                    Self::AddIncomingStreams {
+                        request_seq,
+                        new_streams,
+                    }
                 }
             }
             ParamType::ECN_CAPABLE => {
@@ -318,11 +330,18 @@ impl Param {
                 }
                 let address = address_value(ParamType(aty), &aval)?;
                 match ty {
-                    ParamType::ADD_IP_ADDRESS => Self::AddIpAddress { correlation_id, address },
-                    ParamType::DELETE_IP_ADDRESS => {
-                        Self::DeleteIpAddress { correlation_id, address }
-                    }
-                    _ => Self::SetPrimaryAddress { correlation_id, address },
+                    ParamType::ADD_IP_ADDRESS => Self::AddIpAddress {
+                        correlation_id,
+                        address,
+                    },
+                    ParamType::DELETE_IP_ADDRESS => Self::DeleteIpAddress {
+                        correlation_id,
+                        address,
+                    },
+                    _ => Self::SetPrimaryAddress {
+                        correlation_id,
+                        address,
+                    },
                 }
             }
             ParamType::ERROR_CAUSE_INDICATION => Self::ErrorCauseIndication {
@@ -331,13 +350,18 @@ impl Param {
             },
             ParamType::SUCCESS_INDICATION => {
                 r.expect_len(4)?;
-                Self::SuccessIndication { correlation_id: r.u32()? }
+                Self::SuccessIndication {
+                    correlation_id: r.u32()?,
+                }
             }
             ParamType::ADAPTATION_LAYER_INDICATION => {
                 r.expect_len(4)?;
                 Self::AdaptationLayerIndication(r.u32()?)
             }
-            _ => Self::Unknown { param_type: ty, value },
+            _ => Self::Unknown {
+                param_type: ty,
+                value,
+            },
         };
         Ok(p)
     }
@@ -374,19 +398,31 @@ impl Param {
                 put_tlv_header(out, ty, 2 * list.len());
                 list.iter().for_each(|v| put_u16(out, *v));
             }
-            Self::OutgoingSsnResetRequest { request_seq, response_seq, last_tsn, streams } => {
+            Self::OutgoingSsnResetRequest {
+                request_seq,
+                response_seq,
+                last_tsn,
+                streams,
+            } => {
                 put_tlv_header(out, ty, 12 + 2 * streams.len());
                 put_u32(out, *request_seq);
                 put_u32(out, *response_seq);
                 put_u32(out, *last_tsn);
                 streams.iter().for_each(|v| put_u16(out, *v));
             }
-            Self::IncomingSsnResetRequest { request_seq, streams } => {
+            Self::IncomingSsnResetRequest {
+                request_seq,
+                streams,
+            } => {
                 put_tlv_header(out, ty, 4 + 2 * streams.len());
                 put_u32(out, *request_seq);
                 streams.iter().for_each(|v| put_u16(out, *v));
             }
-            Self::ReconfigResponse { response_seq, result, next_tsns } => {
+            Self::ReconfigResponse {
+                response_seq,
+                result,
+                next_tsns,
+            } => {
                 put_tlv_header(out, ty, if next_tsns.is_some() { 16 } else { 8 });
                 put_u32(out, *response_seq);
                 put_u32(out, *result);
@@ -395,8 +431,14 @@ impl Param {
                     put_u32(out, *r);
                 }
             }
-            Self::AddOutgoingStreams { request_seq, new_streams }
-            | Self::AddIncomingStreams { request_seq, new_streams } => {
+            Self::AddOutgoingStreams {
+                request_seq,
+                new_streams,
+            }
+            | Self::AddIncomingStreams {
+                request_seq,
+                new_streams,
+            } => {
                 put_tlv_header(out, ty, 8);
                 put_u32(out, *request_seq);
                 put_u16(out, *new_streams);
@@ -407,15 +449,27 @@ impl Param {
                 put_tlv_header(out, ty, list.len());
                 out.extend_from_slice(list);
             }
-            Self::AddIpAddress { correlation_id, address }
-            | Self::DeleteIpAddress { correlation_id, address }
-            | Self::SetPrimaryAddress { correlation_id, address } => {
+            Self::AddIpAddress {
+                correlation_id,
+                address,
+            }
+            | Self::DeleteIpAddress {
+                correlation_id,
+                address,
+            }
+            | Self::SetPrimaryAddress {
+                correlation_id,
+                address,
+            } => {
                 let alen = if address.is_ipv4() { 4 } else { 16 };
                 put_tlv_header(out, ty, 4 + 4 + alen);
                 put_u32(out, *correlation_id);
                 Self::from_address(*address).encode_unpadded(out);
             }
-            Self::ErrorCauseIndication { correlation_id, causes } => {
+            Self::ErrorCauseIndication {
+                correlation_id,
+                causes,
+            } => {
                 let start = out.len();
                 put_tlv_header(out, ty, 0);
                 put_u32(out, *correlation_id);
@@ -464,20 +518,24 @@ pub fn encode_list(params: &[Param], out: &mut Vec<u8>) {
 
 fn address_value(ty: ParamType, value: &Bytes) -> Result<IpAddr> {
     match (ty, value.len()) {
-        (ParamType::IPV4_ADDRESS, 4) => {
-            Ok(IpAddr::V4(Ipv4Addr::new(value[0], value[1], value[2], value[3])))
-        }
+        (ParamType::IPV4_ADDRESS, 4) => Ok(IpAddr::V4(Ipv4Addr::new(
+            value[0], value[1], value[2], value[3],
+        ))),
         (ParamType::IPV6_ADDRESS, 16) => {
             let mut o = [0u8; 16];
             o.copy_from_slice(value);
             Ok(IpAddr::V6(Ipv6Addr::from(o)))
         }
-        (ParamType::IPV4_ADDRESS, len) => {
-            Err(DecodeError::BadValueLength { what: "IPv4 Address parameter", len, expected: 4 })
-        }
-        (ParamType::IPV6_ADDRESS, len) => {
-            Err(DecodeError::BadValueLength { what: "IPv6 Address parameter", len, expected: 16 })
-        }
+        (ParamType::IPV4_ADDRESS, len) => Err(DecodeError::BadValueLength {
+            what: "IPv4 Address parameter",
+            len,
+            expected: 4,
+        }),
+        (ParamType::IPV6_ADDRESS, len) => Err(DecodeError::BadValueLength {
+            what: "IPv6 Address parameter",
+            len,
+            expected: 16,
+        }),
         _ => Err(DecodeError::Inconsistent {
             what: "address parameter",
             detail: "expected an IPv4 or IPv6 Address parameter",
@@ -487,7 +545,10 @@ fn address_value(ty: ParamType, value: &Bytes) -> Result<IpAddr> {
 
 fn u16_list(r: &mut Reader<'_>) -> Result<Vec<u16>> {
     if r.remaining() % 2 != 0 {
-        return Err(DecodeError::Inconsistent { what: "list of 16-bit values", detail: "odd length" });
+        return Err(DecodeError::Inconsistent {
+            what: "list of 16-bit values",
+            detail: "odd length",
+        });
     }
     let mut v = Vec::with_capacity(r.remaining() / 2);
     while r.remaining() > 0 {

@@ -43,7 +43,10 @@ impl ChunkBody for Abort {
 
     fn decode(flags: u8, value: &Bytes) -> Result<Self> {
         let mut r = Reader::new(value, Self::NAME);
-        Ok(Self { t_bit: flags & T_BIT != 0, causes: ErrorCause::decode_list(&mut r)? })
+        Ok(Self {
+            t_bit: flags & T_BIT != 0,
+            causes: ErrorCause::decode_list(&mut r)?,
+        })
     }
 
     fn flags(&self) -> u8 {
@@ -61,7 +64,9 @@ impl ChunkBody for ErrorChunk {
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
         let mut r = Reader::new(value, Self::NAME);
-        Ok(Self { causes: ErrorCause::decode_list(&mut r)? })
+        Ok(Self {
+            causes: ErrorCause::decode_list(&mut r)?,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

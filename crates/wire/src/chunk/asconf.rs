@@ -50,11 +50,17 @@ impl ChunkBody for Asconf {
         let mut r = Reader::new(value, Self::NAME);
         let serial = r.u32()?;
         let (ty, val) = r.tlv()?;
-        let address = Param::decode(ty, val)?.address().ok_or(DecodeError::Inconsistent {
-            what: Self::NAME,
-            detail: "first parameter is not an IPv4 or IPv6 Address parameter",
-        })?;
-        Ok(Self { serial, address, params: param::decode_list(&mut r)? })
+        let address = Param::decode(ty, val)?
+            .address()
+            .ok_or(DecodeError::Inconsistent {
+                what: Self::NAME,
+                detail: "first parameter is not an IPv4 or IPv6 Address parameter",
+            })?;
+        Ok(Self {
+            serial,
+            address,
+            params: param::decode_list(&mut r)?,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {
@@ -74,7 +80,10 @@ impl ChunkBody for AsconfAck {
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
         let mut r = Reader::new(value, Self::NAME);
-        Ok(Self { serial: r.u32()?, params: param::decode_list(&mut r)? })
+        Ok(Self {
+            serial: r.u32()?,
+            params: param::decode_list(&mut r)?,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

@@ -27,7 +27,9 @@ impl ChunkBody for CookieEcho {
     const NAME: &'static str = "COOKIE-ECHO chunk";
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
-        Ok(Self { cookie: value.clone() })
+        Ok(Self {
+            cookie: value.clone(),
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

@@ -34,7 +34,9 @@ macro_rules! tsn_chunk {
             fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
                 let mut r = Reader::new(value, Self::NAME);
                 r.expect_len(4)?;
-                Ok(Self { lowest_tsn: r.u32()? })
+                Ok(Self {
+                    lowest_tsn: r.u32()?,
+                })
             }
 
             fn encode_value(&self, out: &mut Vec<u8>) {

@@ -82,9 +82,15 @@ impl ChunkBody for ForwardTsn {
         let n = entries(&r, Self::NAME, 4)?;
         let mut streams = Vec::with_capacity(n);
         for _ in 0..n {
-            streams.push(ForwardTsnStream { stream_id: r.u16()?, ssn: r.u16()? });
+            streams.push(ForwardTsnStream {
+                stream_id: r.u16()?,
+                ssn: r.u16()?,
+            });
         }
-        Ok(Self { new_cum_tsn, streams })
+        Ok(Self {
+            new_cum_tsn,
+            streams,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {
@@ -108,9 +114,16 @@ impl ChunkBody for IForwardTsn {
         for _ in 0..n {
             let stream_id = r.u16()?;
             let flags = r.u16()?;
-            streams.push(IForwardTsnStream { stream_id, unordered: flags & 1 != 0, mid: r.u32()? });
+            streams.push(IForwardTsnStream {
+                stream_id,
+                unordered: flags & 1 != 0,
+                mid: r.u32()?,
+            });
         }
-        Ok(Self { new_cum_tsn, streams })
+        Ok(Self {
+            new_cum_tsn,
+            streams,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

@@ -35,7 +35,9 @@ pub type HeartbeatAck = HeartbeatChunk<true>;
 impl<const ACK: bool> HeartbeatChunk<ACK> {
     /// A chunk carrying one Heartbeat Info parameter.
     pub fn with_info(info: Bytes) -> Self {
-        Self { params: vec![Param::HeartbeatInfo(info)] }
+        Self {
+            params: vec![Param::HeartbeatInfo(info)],
+        }
     }
 
     /// The first Heartbeat Info parameter, if any.
@@ -48,12 +50,22 @@ impl<const ACK: bool> HeartbeatChunk<ACK> {
 }
 
 impl<const ACK: bool> ChunkBody for HeartbeatChunk<ACK> {
-    const TYPE: ChunkType = if ACK { ChunkType::HEARTBEAT_ACK } else { ChunkType::HEARTBEAT };
-    const NAME: &'static str = if ACK { "HEARTBEAT-ACK chunk" } else { "HEARTBEAT chunk" };
+    const TYPE: ChunkType = if ACK {
+        ChunkType::HEARTBEAT_ACK
+    } else {
+        ChunkType::HEARTBEAT
+    };
+    const NAME: &'static str = if ACK {
+        "HEARTBEAT-ACK chunk"
+    } else {
+        "HEARTBEAT chunk"
+    };
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
         let mut r = Reader::new(value, Self::NAME);
-        Ok(Self { params: param::decode_list(&mut r)? })
+        Ok(Self {
+            params: param::decode_list(&mut r)?,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

@@ -61,7 +61,11 @@ impl<const ACK: bool> InitChunk<ACK> {
 }
 
 impl<const ACK: bool> ChunkBody for InitChunk<ACK> {
-    const TYPE: ChunkType = if ACK { ChunkType::INIT_ACK } else { ChunkType::INIT };
+    const TYPE: ChunkType = if ACK {
+        ChunkType::INIT_ACK
+    } else {
+        ChunkType::INIT
+    };
     const NAME: &'static str = if ACK { "INIT-ACK chunk" } else { "INIT chunk" };
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {

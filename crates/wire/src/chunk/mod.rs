@@ -144,7 +144,11 @@ impl RawChunk {
     pub fn from_body<T: ChunkBody>(body: &T) -> Self {
         let mut v = Vec::new();
         body.encode_value(&mut v);
-        Self { chunk_type: T::TYPE, flags: body.flags(), value: v.into() }
+        Self {
+            chunk_type: T::TYPE,
+            flags: body.flags(),
+            value: v.into(),
+        }
     }
 
     /// The chunk as received, header included, padding excluded (for the Unrecognized Chunk
@@ -153,7 +157,11 @@ impl RawChunk {
         let mut v = Vec::with_capacity(4 + self.value.len());
         v.push(self.chunk_type.0);
         v.push(self.flags);
-        v.extend_from_slice(&u16::try_from(self.value.len() + 4).unwrap_or(u16::MAX).to_be_bytes());
+        v.extend_from_slice(
+            &u16::try_from(self.value.len() + 4)
+                .unwrap_or(u16::MAX)
+                .to_be_bytes(),
+        );
         v.extend_from_slice(&self.value);
         v
     }
@@ -267,7 +275,10 @@ impl Chunk {
         let Ok(len) = u16::try_from(out.len() - start) else {
             let len = out.len() - start;
             out.truncate(start);
-            return Err(EncodeError::ChunkTooLong { chunk: self.name(), len });
+            return Err(EncodeError::ChunkTooLong {
+                chunk: self.name(),
+                len,
+            });
         };
         out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
         put_zeros(out, padding(len as usize));

@@ -20,7 +20,9 @@ pub struct Pad {
 impl Pad {
     /// A PAD chunk whose whole encoding (header included) is `total` bytes (at least 4).
     pub fn with_total_len(total: usize) -> Self {
-        Self { padding: Bytes::from(vec![0; total.saturating_sub(4)]) }
+        Self {
+            padding: Bytes::from(vec![0; total.saturating_sub(4)]),
+        }
     }
 }
 
@@ -29,7 +31,9 @@ impl ChunkBody for Pad {
     const NAME: &'static str = "PAD chunk";
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
-        Ok(Self { padding: value.clone() })
+        Ok(Self {
+            padding: value.clone(),
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

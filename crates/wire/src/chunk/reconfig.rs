@@ -25,7 +25,9 @@ impl ChunkBody for ReConfig {
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
         let mut r = Reader::new(value, Self::NAME);
-        Ok(Self { params: param::decode_list(&mut r)? })
+        Ok(Self {
+            params: param::decode_list(&mut r)?,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

@@ -51,7 +51,10 @@ pub struct Sack {
 pub(super) fn read_blocks(r: &mut Reader<'_>, n: usize) -> Result<Vec<GapAckBlock>> {
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
-        v.push(GapAckBlock { start: r.u16()?, end: r.u16()? });
+        v.push(GapAckBlock {
+            start: r.u16()?,
+            end: r.u16()?,
+        });
     }
     Ok(v)
 }

@@ -38,7 +38,9 @@ impl ChunkBody for Shutdown {
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
         let mut r = Reader::new(value, Self::NAME);
         r.expect_len(4)?;
-        Ok(Self { cum_tsn_ack: r.u32()? })
+        Ok(Self {
+            cum_tsn_ack: r.u32()?,
+        })
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {
@@ -64,7 +66,9 @@ impl ChunkBody for ShutdownComplete {
 
     fn decode(flags: u8, value: &Bytes) -> Result<Self> {
         Reader::new(value, Self::NAME).expect_len(0)?;
-        Ok(Self { t_bit: flags & T_BIT != 0 })
+        Ok(Self {
+            t_bit: flags & T_BIT != 0,
+        })
     }
 
     fn flags(&self) -> u8 {
