@@ -1,2 +1,56 @@
-//! `braid`: the command-line tool.
-fn main() {}
+//! `braid`: the command-line tool of the braid transport.
+//!
+//! Today it exercises the wire codec (`demo`, `decode`); the transfer, measurement and
+//! simulation commands arrive with the issues that build them.
+
+mod demo;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// braid: a user-space multipath, multi-streaming SCTP-over-UDP transport.
+#[derive(Parser)]
+#[command(name = "braid", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Encode one packet of every chunk type, decode it back, check it is byte-exact, and
+    /// optionally write the packets to a pcap file for Wireshark.
+    Demo {
+        /// Write the packets to this pcap file (Ethernet/IPv4/UDP port 9899/SCTP).
+        #[arg(long)]
+        pcap: Option<PathBuf>,
+        /// Also print each packet as hex.
+        #[arg(long)]
+        hex: bool,
+    },
+    /// Decode an SCTP packet given as hex (whitespace allowed) and print its chunks.
+    Decode {
+        /// The packet bytes in hex, starting at the SCTP common header.
+        hex: String,
+        /// Do not check the CRC32c.
+        #[arg(long)]
+        no_checksum: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo { pcap, hex } => demo::run(pcap.as_deref(), hex),
+        Command::Decode { hex, no_checksum } => demo::decode(&hex, !no_checksum),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("braid: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

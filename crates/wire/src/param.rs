@@ -544,7 +544,7 @@ fn address_value(ty: ParamType, value: &Bytes) -> Result<IpAddr> {
 }
 
 fn u16_list(r: &mut Reader<'_>) -> Result<Vec<u16>> {
-    if r.remaining() % 2 != 0 {
+    if !r.remaining().is_multiple_of(2) {
         return Err(DecodeError::Inconsistent {
             what: "list of 16-bit values",
             detail: "odd length",

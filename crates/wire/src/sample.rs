@@ -119,7 +119,7 @@ pub fn every_chunk_type() -> Vec<(&'static str, Packet)> {
                 params: vec![
                     Param::StateCookie(b(b"signed-cookie-bytes")),
                     Param::Ipv4Address(Ipv4Addr::new(192, 0, 2, 2)),
-                    Param::UnrecognizedParameter(b(&[0xbe, 0xef, 0x00, 0x06, 9, 9])),
+                    Param::UnrecognizedParameter(b(&[0xbe, 0xef, 0x00, 0x06, 9, 9, 0, 0])),
                 ],
             }),
         ),

@@ -63,7 +63,7 @@ pub struct IForwardTsn {
 }
 
 fn entries(r: &Reader<'_>, what: &'static str, size: usize) -> Result<usize> {
-    if r.remaining() % size != 0 {
+    if !r.remaining().is_multiple_of(size) {
         return Err(DecodeError::Inconsistent {
             what,
             detail: "length is not the fixed part plus whole stream entries",
