@@ -21,7 +21,9 @@ pub const SCTP_UDP_PORT: u16 = 9899;
 /// Classic pcap magic number (microsecond timestamps).
 const PCAP_MAGIC: u32 = 0xa1b2_c3d4;
 /// Maximum number of bytes captured per frame, recorded in the global header.
-const SNAPLEN: u32 = 65_535;
+const SNAPLEN_U16: u16 = u16::MAX;
+/// [`SNAPLEN_U16`] as stored in the pcap headers.
+const SNAPLEN: u32 = SNAPLEN_U16 as u32;
 /// `LINKTYPE_ETHERNET`.
 const LINKTYPE_ETHERNET: u32 = 1;
 
@@ -40,12 +42,6 @@ const IPV4_HEADER_LEN: usize = 20;
 const IPV6_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
 
-/// Largest SCTP packet that fits in one IPv4 datagram (total length is a u16).
-const MAX_SCTP_V4: usize = u16::MAX as usize - IPV4_HEADER_LEN - UDP_HEADER_LEN;
-/// Largest SCTP packet that fits in one IPv6 packet without a jumbogram
-/// (the payload length is a u16 and covers the UDP header).
-const MAX_SCTP_V6: usize = u16::MAX as usize - UDP_HEADER_LEN;
-
 /// Writes SCTP packets to a classic pcap stream, each wrapped in synthetic
 /// Ethernet II + IPv4/IPv6 + UDP headers.
 ///
@@ -54,11 +50,21 @@ const MAX_SCTP_V6: usize = u16::MAX as usize - UDP_HEADER_LEN;
 /// use hop limit 64 and flow label 0. Both IPv4 header and UDP checksums are
 /// computed. Frames longer than the snap length (65535 bytes) are truncated
 /// in the capture, with the original length recorded, as a capture tool would.
-#[derive(Debug)]
 pub struct PcapWriter<W: Write> {
     out: W,
+    /// Identification for the next IPv4 header.
     ip_id: u16,
+    /// Scratch buffer reused for each frame.
     frame: Vec<u8>,
+}
+
+impl<W: Write + std::fmt::Debug> std::fmt::Debug for PcapWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PcapWriter")
+            .field("out", &self.out)
+            .field("ip_id", &self.ip_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -83,7 +89,7 @@ impl<W: Write> PcapWriter<W> {
         })
     }
 
-    /// One frame: Ethernet II + IPv4 (or IPv6, chosen by the address family; both addresses must be the same family, else io::ErrorKind::InvalidInput) + UDP + `sctp` as UDP payload. `ts` is time since the Unix epoch (or a virtual clock).
+    /// One frame: Ethernet II + IPv4 (or IPv6, chosen by the address family; both addresses must be the same family, else `io::ErrorKind::InvalidInput`) + UDP + `sctp` as UDP payload. `ts` is time since the Unix epoch (or a virtual clock).
     ///
     /// # Errors
     ///
@@ -101,31 +107,39 @@ impl<W: Write> PcapWriter<W> {
         let ts_sec = u32::try_from(ts.as_secs()).map_err(|_| {
             invalid_input("timestamp does not fit in the 32-bit pcap seconds field")
         })?;
-        let ts_usec = ts.subsec_micros();
+        let ts_frac = ts.subsec_micros();
 
         self.frame.clear();
         match (src, dst) {
             (SocketAddr::V4(s), SocketAddr::V4(d)) => {
-                if sctp.len() > MAX_SCTP_V4 {
-                    return Err(invalid_input("SCTP packet too large for one IPv4 datagram"));
-                }
+                // The IPv4 total length (header + UDP + payload) is a u16.
+                let too_large = |_| invalid_input("SCTP packet too large for one IPv4 datagram");
+                let total_len = u16::try_from(IPV4_HEADER_LEN + UDP_HEADER_LEN + sctp.len())
+                    .map_err(too_large)?;
+                let udp_len = u16::try_from(UDP_HEADER_LEN + sctp.len()).map_err(too_large)?;
                 let id = self.ip_id;
                 build_v4(
                     &mut self.frame,
                     id,
-                    *s.ip(),
-                    s.port(),
-                    *d.ip(),
-                    d.port(),
+                    (total_len, udp_len),
+                    (*s.ip(), s.port()),
+                    (*d.ip(), d.port()),
                     sctp,
                 );
                 self.ip_id = id.wrapping_add(1);
             }
             (SocketAddr::V6(s), SocketAddr::V6(d)) => {
-                if sctp.len() > MAX_SCTP_V6 {
-                    return Err(invalid_input("SCTP packet too large for one IPv6 packet"));
-                }
-                build_v6(&mut self.frame, *s.ip(), s.port(), *d.ip(), d.port(), sctp);
+                // The IPv6 payload length (UDP header + payload) is a u16;
+                // jumbograms are not supported.
+                let udp_len = u16::try_from(UDP_HEADER_LEN + sctp.len())
+                    .map_err(|_| invalid_input("SCTP packet too large for one IPv6 packet"))?;
+                build_v6(
+                    &mut self.frame,
+                    udp_len,
+                    (*s.ip(), s.port()),
+                    (*d.ip(), d.port()),
+                    sctp,
+                );
             }
             _ => {
                 return Err(invalid_input(
@@ -139,12 +153,12 @@ impl<W: Write> PcapWriter<W> {
         let incl_len = orig_len.min(SNAPLEN);
         let captured = self
             .frame
-            .get(..incl_len as usize)
+            .get(..usize::from(SNAPLEN_U16))
             .unwrap_or(self.frame.as_slice());
 
         let mut rec = [0u8; 16];
         rec[0..4].copy_from_slice(&ts_sec.to_le_bytes());
-        rec[4..8].copy_from_slice(&ts_usec.to_le_bytes());
+        rec[4..8].copy_from_slice(&ts_frac.to_le_bytes());
         rec[8..12].copy_from_slice(&incl_len.to_le_bytes());
         rec[12..16].copy_from_slice(&orig_len.to_le_bytes());
         self.out.write_all(&rec)?;
@@ -173,19 +187,16 @@ fn push_ethernet(frame: &mut Vec<u8>, ethertype: u16) {
     frame.extend_from_slice(&ethertype.to_be_bytes());
 }
 
-/// Builds a full IPv4 frame. `sctp.len()` must be at most [`MAX_SCTP_V4`].
+/// Builds a full IPv4 frame; `total_len` is the IPv4 total length
+/// (`20 + 8 + sctp.len()`) and `udp_len` the UDP length (`8 + sctp.len()`).
 fn build_v4(
     frame: &mut Vec<u8>,
     id: u16,
-    src: Ipv4Addr,
-    sport: u16,
-    dst: Ipv4Addr,
-    dport: u16,
+    (total_len, udp_len): (u16, u16),
+    (src, sport): (Ipv4Addr, u16),
+    (dst, dport): (Ipv4Addr, u16),
     sctp: &[u8],
 ) {
-    let udp_len = (UDP_HEADER_LEN + sctp.len()) as u16;
-    let total_len = (IPV4_HEADER_LEN + UDP_HEADER_LEN + sctp.len()) as u16;
-
     frame.reserve(ETH_HEADER_LEN + usize::from(total_len));
     push_ethernet(frame, ETHERTYPE_IPV4);
 
@@ -212,17 +223,14 @@ fn build_v4(
     push_udp(frame, acc, sport, dport, udp_len, sctp);
 }
 
-/// Builds a full IPv6 frame. `sctp.len()` must be at most [`MAX_SCTP_V6`].
+/// Builds a full IPv6 frame; `udp_len` is the UDP length, i.e. `8 + sctp.len()`.
 fn build_v6(
     frame: &mut Vec<u8>,
-    src: Ipv6Addr,
-    sport: u16,
-    dst: Ipv6Addr,
-    dport: u16,
+    udp_len: u16,
+    (src, sport): (Ipv6Addr, u16),
+    (dst, dport): (Ipv6Addr, u16),
     sctp: &[u8],
 ) {
-    let udp_len = (UDP_HEADER_LEN + sctp.len()) as u16;
-
     frame.reserve(ETH_HEADER_LEN + IPV6_HEADER_LEN + usize::from(udp_len));
     push_ethernet(frame, ETHERTYPE_IPV6);
 
@@ -275,10 +283,12 @@ fn sum_words(mut acc: u64, data: &[u8]) -> u64 {
 
 /// Folds carries into a 16-bit one's complement sum.
 fn fold(mut acc: u64) -> u16 {
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
+    loop {
+        match u16::try_from(acc) {
+            Ok(folded) => return folded,
+            Err(_) => acc = (acc & 0xffff) + (acc >> 16),
+        }
     }
-    acc as u16
 }
 
 /// Final UDP checksum from the folded sum: a computed zero is sent as
@@ -293,6 +303,11 @@ fn udp_checksum(folded: u16) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Largest SCTP packet that fits in one IPv4 datagram.
+    const MAX_SCTP_V4: usize = 65_535 - IPV4_HEADER_LEN - UDP_HEADER_LEN;
+    /// Largest SCTP packet that fits in one IPv6 packet (no jumbograms).
+    const MAX_SCTP_V6: usize = 65_535 - UDP_HEADER_LEN;
 
     fn v4(a: [u8; 4], port: u16) -> SocketAddr {
         SocketAddr::from((Ipv4Addr::from(a), port))
