@@ -16,8 +16,8 @@ pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
 }
 
 /// The SCTP checksum of a whole packet: CRC32c with the checksum field (bytes 8..12) taken
-/// as zero (RFC 9260 §6.8). A `packet` shorter than the 12-byte common header is summed as if
-/// zero-extended, so the function never panics.
+/// as zero (RFC 9260 §6.8). Never panics: a `packet` shorter than the 12-byte common header
+/// gives a meaningless value (callers check the length first).
 #[inline]
 pub fn sctp_checksum(packet: &[u8]) -> u32 {
     let head = packet.get(..8).unwrap_or(packet);
