@@ -27,7 +27,15 @@ fn b(s: &'static [u8]) -> Bytes {
     Bytes::from_static(s)
 }
 
-/// Every error cause type braid knows, once.
+/// An ASCONF request parameter as the TLV an RFC 5061 refusal cause carries.
+fn asconf_request(p: Param) -> Bytes {
+    let mut v = Vec::new();
+    p.encode_unpadded(&mut v);
+    Bytes::from(v)
+}
+
+/// Every error cause type of RFC 9260 (and 14) braid knows, once; the RFC 5061 ones
+/// (0xA0-0xA4) are in the ASCONF-ACK and ABORT samples.
 pub fn all_causes() -> Vec<ErrorCause> {
     let v4 = crate::param::Param::Ipv4Address(Ipv4Addr::new(192, 0, 2, 7));
     let mut addr = Vec::new();
@@ -150,6 +158,13 @@ pub fn every_chunk_type() -> Vec<(&'static str, Packet)> {
                 causes: all_causes(),
             }),
         ),
+        (
+            "ABORT (T=0, 0xA3)",
+            packet(Abort {
+                t_bit: false,
+                causes: vec![ErrorCause::IllegalAsconfAck],
+            }),
+        ),
         ("SHUTDOWN", packet(Shutdown { cum_tsn_ack: 1234 })),
         ("SHUTDOWN-ACK", packet(ShutdownAck)),
         (
@@ -200,6 +215,21 @@ pub fn every_chunk_type() -> Vec<(&'static str, Packet)> {
             }),
         ),
         (
+            "I-DATA (first fragment)",
+            packet(IData {
+                tsn: 3001,
+                stream_id: 6,
+                mid: 123_457,
+                ppid: 53,
+                fsn: 0,
+                unordered: true,
+                beginning: true,
+                ending: false,
+                immediate: true,
+                user_data: b(b"first fragment"),
+            }),
+        ),
+        (
             "ASCONF-ACK",
             packet(AsconfAck {
                 serial: 8,
@@ -210,6 +240,41 @@ pub fn every_chunk_type() -> Vec<(&'static str, Packet)> {
                         causes: vec![ErrorCause::DeleteLastRemainingAddress(b(&[
                             0xc0, 0x02, 0x00, 0x10, 0, 0, 0, 2, 0, 5, 0, 8, 192, 0, 2, 9,
                         ]))],
+                    },
+                ],
+            }),
+        ),
+        (
+            "ASCONF-ACK (refused)",
+            packet(AsconfAck {
+                serial: 9,
+                params: vec![
+                    Param::ErrorCauseIndication {
+                        correlation_id: 4,
+                        causes: vec![ErrorCause::ResourceShortage(asconf_request(
+                            Param::AddIpAddress {
+                                correlation_id: 4,
+                                address: IpAddr::V6(v6),
+                            },
+                        ))],
+                    },
+                    Param::ErrorCauseIndication {
+                        correlation_id: 5,
+                        causes: vec![ErrorCause::DeleteSourceAddress(asconf_request(
+                            Param::DeleteIpAddress {
+                                correlation_id: 5,
+                                address: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)),
+                            },
+                        ))],
+                    },
+                    Param::ErrorCauseIndication {
+                        correlation_id: 6,
+                        causes: vec![ErrorCause::NoAuthorization(asconf_request(
+                            Param::SetPrimaryAddress {
+                                correlation_id: 6,
+                                address: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 9)),
+                            },
+                        ))],
                     },
                 ],
             }),
