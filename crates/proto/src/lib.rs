@@ -1,5 +1,29 @@
-//! `braid-proto`: the sans-IO SCTP association core.
+//! `braid-proto`: the sans-IO SCTP association core (RFC 9260).
 //!
-//! **Not implemented yet.** This crate is a placeholder in the workspace layout of
-//! `DESIGN.md`; the endpoint and association state machines arrive with the
-//! "Sans-IO association core" issue. Nothing here pretends to work.
+//! No sockets, no clock, no threads: an [`Endpoint`] and its [`Association`]s are driven
+//! only by the datagrams, timeouts and application calls handed to them, with time as an
+//! argument and randomness from a seed given at construction. The simulator and the socket
+//! driver run this same code.
+//!
+//! A driver's loop: feed [`Endpoint::handle_datagram`] and [`Endpoint::handle_timeout`],
+//! then drain [`Endpoint::poll_transmit`] (until `None`) and [`Endpoint::poll_event`], and
+//! sleep until [`Endpoint::poll_timeout`].
+
+pub mod association;
+mod cc;
+pub mod config;
+mod cookie;
+pub mod endpoint;
+pub mod event;
+pub mod path;
+mod recv;
+mod serial;
+pub mod time;
+
+pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
+pub use config::{AssociationConfig, EndpointConfig};
+pub use endpoint::{AssocId, ConnectError, Endpoint};
+pub use event::{CloseReason, Event, SendError};
+pub use path::{PathId, PathInfo, PathState, PathStats};
+pub use recv::reassembly::ReceivedMessage;
+pub use time::Instant;

@@ -1,0 +1,439 @@
+//! Incoming packets: verification-tag rules (RFC 9260 §8.5, §8.5.1), chunk dispatch in
+//! order, unknown chunks by their high bits (§3.2), heartbeats (§8.3) and the shutdown
+//! chunks (§9.2).
+
+use std::net::SocketAddr;
+
+use braid_wire::chunk::{
+    ChunkType, ErrorChunk, HeartbeatAck, HeartbeatChunk, NrSack, Shutdown, ShutdownAck,
+    ShutdownComplete,
+};
+use braid_wire::{Chunk, CommonHeader, ErrorCause, raw_chunks, verify_checksum};
+use bytes::{Buf, Bytes};
+
+use super::{Association, State};
+use crate::event::{CloseReason, Event};
+use crate::path::{PathId, PathState};
+use crate::time::Instant;
+
+/// Heartbeat Info as braid writes it: nonce, send time (µs), path.
+const HB_INFO_LEN: usize = 18;
+
+impl Association {
+    /// Feeds one received SCTP packet (the UDP payload) that arrived on `local` from
+    /// `remote`. Checks the CRC32c first; malformed packets are dropped.
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        packet: &Bytes,
+    ) {
+        if verify_checksum(packet).is_err() {
+            self.stats.packets_dropped += 1;
+            return;
+        }
+        self.handle_verified(now, local, remote, packet, false);
+    }
+
+    /// As `handle_datagram` for a packet whose checksum was verified; `skip_first` skips a
+    /// COOKIE-ECHO the endpoint already processed to create this association.
+    pub(crate) fn handle_verified(
+        &mut self,
+        now: Instant,
+        _local: SocketAddr,
+        remote: SocketAddr,
+        packet: &Bytes,
+        skip_first: bool,
+    ) {
+        if self.state == State::Closed {
+            return;
+        }
+        let Ok(h) = CommonHeader::peek(packet) else {
+            return;
+        };
+        if h.src_port != self.peer_port || h.dst_port != self.local_port {
+            self.stats.packets_dropped += 1;
+            return;
+        }
+        let path = self.path_for(remote).unwrap_or(self.primary);
+        let mut chunks = raw_chunks(packet).peekable();
+        let Some(Ok(first)) = chunks.peek() else {
+            self.stats.packets_dropped += 1;
+            return;
+        };
+        let first_type = first.chunk_type;
+        let t_bit = first.flags & 1 != 0;
+        // Verification tag (RFC 9260 §8.5, §8.5.1).
+        let tag_ok = match first_type {
+            ChunkType::INIT => h.verification_tag == 0,
+            ChunkType::ABORT | ChunkType::SHUTDOWN_COMPLETE => {
+                (!t_bit && h.verification_tag == self.local_tag)
+                    || (t_bit && h.verification_tag == self.peer_tag && self.peer_tag != 0)
+            }
+            // Checked against the cookie by the §5.2.4 table.
+            ChunkType::COOKIE_ECHO => true,
+            ChunkType::SHUTDOWN_ACK
+                if matches!(self.state, State::CookieWait | State::CookieEchoed) =>
+            {
+                // §8.5.1 E: treat as out of the blue (§8.4 item 5).
+                self.queue_standalone_reflected(
+                    h.verification_tag,
+                    ShutdownComplete { t_bit: true },
+                );
+                return;
+            }
+            _ => h.verification_tag == self.local_tag,
+        };
+        if !tag_ok {
+            self.stats.packets_dropped += 1;
+            return;
+        }
+        let mut had_data = false;
+        let mut index = 0usize;
+        let mut cookie_checked = false;
+        for raw in chunks {
+            let Ok(raw) = raw else {
+                // A malformed chunk: drop it and everything after it (RFC 9260 §3.2).
+                self.stats.packets_dropped += 1;
+                break;
+            };
+            index += 1;
+            if skip_first && index == 1 {
+                cookie_checked = true;
+                continue;
+            }
+            if matches!(
+                raw.chunk_type,
+                ChunkType::INIT | ChunkType::INIT_ACK | ChunkType::SHUTDOWN_COMPLETE
+            ) && index > 1
+            {
+                // §6.10: these are never bundled; a packet doing so is malformed.
+                self.stats.packets_dropped += 1;
+                break;
+            }
+            if cookie_checked && index > 1 && h.verification_tag != self.local_tag {
+                // Chunks bundled after a COOKIE-ECHO must carry the tag it established.
+                break;
+            }
+            if matches!(
+                raw.chunk_type,
+                ChunkType::ASCONF | ChunkType::ASCONF_ACK | ChunkType::RE_CONFIG
+            ) {
+                // Extensions we did not announce are handled as unrecognized (§3.2).
+                if !self.on_unrecognized(path, &raw) {
+                    break;
+                }
+                continue;
+            }
+            let chunk = match Chunk::decode(raw) {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::debug!(%e, "malformed chunk dropped");
+                    self.stats.packets_dropped += 1;
+                    break;
+                }
+            };
+            match chunk {
+                Chunk::Data(d) => {
+                    if !self.receives_data() {
+                        continue;
+                    }
+                    had_data = true;
+                    if !self.on_data(now, d) {
+                        return;
+                    }
+                }
+                Chunk::Sack(s) => {
+                    if self.acks_data() {
+                        self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &s.gap_blocks);
+                    }
+                }
+                Chunk::NrSack(s) => {
+                    if self.acks_data() {
+                        let gaps = merge_nr_blocks(&s);
+                        self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &gaps);
+                    }
+                }
+                Chunk::Init(i) => self.on_init(now, i, remote),
+                Chunk::InitAck(a) => self.on_init_ack(now, a),
+                Chunk::CookieEcho(e) => {
+                    if !self.on_cookie_echo(now, &e) {
+                        return;
+                    }
+                    cookie_checked = true;
+                }
+                Chunk::CookieAck(_) => self.on_cookie_ack(now),
+                Chunk::Heartbeat(hb) => self.on_heartbeat(path, hb),
+                Chunk::HeartbeatAck(hb) => self.on_heartbeat_ack(now, hb),
+                Chunk::Abort(a) => {
+                    self.close(now, CloseReason::PeerAbort(a.causes));
+                    return;
+                }
+                Chunk::Shutdown(s) => self.on_shutdown(now, s),
+                Chunk::ShutdownAck(_) => self.on_shutdown_ack(now),
+                Chunk::ShutdownComplete(_) => {
+                    if self.state == State::ShutdownAckSent {
+                        self.close(now, CloseReason::Shutdown);
+                    }
+                    return;
+                }
+                Chunk::Error(e) => self.on_error(now, e),
+                Chunk::ForwardTsn(f) => {
+                    if self.receives_data() {
+                        self.on_forward_tsn(f);
+                    }
+                }
+                Chunk::IData(_) | Chunk::IForwardTsn(_) => {
+                    // RFC 8260 §2.2: I-DATA was not negotiated.
+                    self.protocol_violation(now, "I-DATA or I-FORWARD-TSN without negotiation");
+                    return;
+                }
+                // ECN and padding carry nothing we act on.
+                Chunk::Ecne(_) | Chunk::Cwr(_) | Chunk::Pad(_) => {}
+                // Announced extensions only; see the check before decoding.
+                Chunk::Asconf(_) | Chunk::AsconfAck(_) | Chunk::ReConfig(_) => {}
+                Chunk::Unknown(raw) => {
+                    if !self.on_unrecognized(path, &raw) {
+                        break;
+                    }
+                }
+            }
+            if self.state == State::Closed {
+                return;
+            }
+        }
+        if had_data {
+            self.after_data_packet(now, path);
+        }
+    }
+
+    /// States in which DATA from the peer is accepted.
+    fn receives_data(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established
+                | State::ShutdownPending
+                | State::ShutdownSent
+                | State::ShutdownReceived
+        )
+    }
+
+    /// States in which SACKs are meaningful.
+    fn acks_data(&self) -> bool {
+        !matches!(
+            self.state,
+            State::CookieWait | State::CookieEchoed | State::Closed
+        )
+    }
+
+    fn queue_standalone_reflected(&mut self, vtag: u32, chunk: impl Into<Chunk>) {
+        self.queue_standalone(vtag, chunk);
+    }
+
+    /// An unrecognized chunk: report and/or stop as its high bits say (RFC 9260 §3.2).
+    /// Returns whether processing of the packet goes on.
+    fn on_unrecognized(&mut self, path: PathId, raw: &braid_wire::RawChunk) -> bool {
+        let action = raw.chunk_type.unrecognized_action();
+        if action.reports() {
+            let cause = Self::unrecognized_chunk_cause(raw);
+            self.queue_control(
+                path,
+                ErrorChunk {
+                    causes: vec![cause],
+                },
+            );
+        }
+        action.skips()
+    }
+
+    /// HEARTBEAT: echo its parameters in a HEARTBEAT-ACK on the path it came from (§8.3).
+    /// A HEARTBEAT without Heartbeat Info (some stacks send one) is echoed as it is.
+    fn on_heartbeat(&mut self, path: PathId, hb: braid_wire::chunk::Heartbeat) {
+        self.queue_control(path, HeartbeatAck { params: hb.params });
+    }
+
+    fn on_heartbeat_ack(&mut self, now: Instant, hb: HeartbeatAck) {
+        let Some(info) = hb.info() else { return };
+        if info.len() != HB_INFO_LEN {
+            return;
+        }
+        let mut b = info.clone();
+        let nonce = b.get_u64();
+        let _sent_us = b.get_u64();
+        let path = PathId(b.get_u16());
+        let Some(p) = self.paths.get_mut(path.0 as usize) else {
+            return;
+        };
+        let Some((expected, sent)) = p.heartbeat.outstanding else {
+            return;
+        };
+        if expected != nonce {
+            return;
+        }
+        p.heartbeat.outstanding = None;
+        p.rtt.on_sample(now - sent);
+        p.error_count = 0;
+        if p.state != PathState::Active {
+            p.state = PathState::Active;
+            self.events.push_back(Event::PathState {
+                path,
+                state: PathState::Active,
+            });
+        }
+        self.error_count = 0;
+    }
+
+    /// Heartbeat timer of `path`: count an unanswered heartbeat, send a new one if the path
+    /// was idle, re-arm (RFC 9260 §8.3).
+    pub(super) fn on_heartbeat_timer(&mut self, now: Instant, path: PathId) {
+        let pi = path.0 as usize;
+        self.paths[pi].heartbeat.timer = None;
+        if self.paths[pi].heartbeat.outstanding.take().is_some() {
+            self.paths[pi].rtt.backoff();
+            self.count_error(now, path);
+            if self.state == State::Closed {
+                return;
+            }
+        }
+        let idle = now - self.paths[pi].last_data_sent >= self.cfg.hb_interval;
+        if idle || self.paths[pi].state == PathState::Inactive {
+            use rand_core::RngCore;
+            let nonce = self.rng.next_u64();
+            let mut info = Vec::with_capacity(HB_INFO_LEN);
+            info.extend_from_slice(&nonce.to_be_bytes());
+            info.extend_from_slice(&(now.since_epoch().as_micros() as u64).to_be_bytes());
+            info.extend_from_slice(&path.0.to_be_bytes());
+            self.paths[pi].heartbeat.outstanding = Some((nonce, now));
+            self.queue_control(path, HeartbeatChunk::<false>::with_info(info.into()));
+        }
+        self.schedule_heartbeat(now, path);
+    }
+
+    /// ERROR chunk (RFC 9260 §3.3.10). A Stale Cookie in COOKIE-ECHOED restarts the
+    /// handshake (§5.2.6); other causes are informational.
+    fn on_error(&mut self, now: Instant, e: ErrorChunk) {
+        for c in &e.causes {
+            tracing::debug!(?c, "peer reported an error");
+            if matches!(c, ErrorCause::StaleCookie { .. }) && self.state == State::CookieEchoed {
+                self.state = State::CookieWait;
+                self.handshake_chunk = Some(self.rebuild_init());
+                self.t1 = None;
+                self.control
+                    .retain(|c| !matches!(c.chunk, Chunk::CookieEcho(_)));
+                let primary = self.primary;
+                self.path_mut(primary).rtt.backoff();
+                self.send_handshake_chunk(now);
+                return;
+            }
+        }
+    }
+
+    /// SHUTDOWN (RFC 9260 §9.2): its cumulative ack counts as a SACK.
+    fn on_shutdown(&mut self, now: Instant, s: Shutdown) {
+        if matches!(
+            self.state,
+            State::CookieWait | State::CookieEchoed | State::Closed
+        ) {
+            return;
+        }
+        let flight: usize = self.paths.iter().map(|p| p.flight_size).sum();
+        let rwnd = u32::try_from(self.tx.peer_rwnd + flight).unwrap_or(u32::MAX);
+        self.on_sack(now, s.cum_tsn_ack, rwnd, &[]);
+        if self.state == State::Closed {
+            return;
+        }
+        match self.state {
+            State::Established | State::ShutdownPending => {
+                self.state = State::ShutdownReceived;
+                self.events.push_back(Event::PeerShutdown);
+                self.try_progress_shutdown(now);
+            }
+            State::ShutdownSent => {
+                // Both sides shut down at once: answer with SHUTDOWN-ACK at once.
+                self.events.push_back(Event::PeerShutdown);
+                self.send_shutdown_ack(now);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_shutdown_ack(&mut self, now: Instant) {
+        if matches!(self.state, State::ShutdownSent | State::ShutdownAckSent) {
+            let tag = self.peer_tag;
+            self.queue_standalone(tag, ShutdownComplete { t_bit: false });
+            self.close(now, CloseReason::Shutdown);
+        }
+    }
+
+    /// Moves the shutdown forward once every outstanding DATA chunk is acknowledged.
+    pub(super) fn try_progress_shutdown(&mut self, now: Instant) {
+        if !self.tx.is_empty() {
+            return;
+        }
+        match self.state {
+            State::ShutdownPending => {
+                self.state = State::ShutdownSent;
+                self.send_shutdown(now);
+                let guard = self.cfg.rto_max * 5;
+                self.t5 = Some(now + guard);
+            }
+            State::ShutdownReceived => self.send_shutdown_ack(now),
+            _ => {}
+        }
+    }
+
+    fn send_shutdown(&mut self, now: Instant) {
+        let cum = self.tsn_map.cum_tsn();
+        let primary = self.primary;
+        self.queue_control(primary, Shutdown { cum_tsn_ack: cum });
+        // The SHUTDOWN acknowledges what we received: no separate SACK needed.
+        self.sack.due = false;
+        self.sack.timer = None;
+        let rto = self.primary_path().rtt.rto();
+        self.t2 = Some(now + rto);
+    }
+
+    fn send_shutdown_ack(&mut self, now: Instant) {
+        self.state = State::ShutdownAckSent;
+        let primary = self.primary;
+        self.queue_control(primary, ShutdownAck);
+        let rto = self.primary_path().rtt.rto();
+        self.t2 = Some(now + rto);
+    }
+
+    /// T2-shutdown expired: resend SHUTDOWN or SHUTDOWN-ACK (RFC 9260 §9.2).
+    pub(super) fn on_t2_expiry(&mut self, now: Instant) {
+        self.t2 = None;
+        let primary = self.primary;
+        self.path_mut(primary).rtt.backoff();
+        self.count_error(now, primary);
+        match self.state {
+            State::ShutdownSent => self.send_shutdown(now),
+            State::ShutdownAckSent => self.send_shutdown_ack(now),
+            _ => {}
+        }
+    }
+
+    /// T5-shutdown-guard expired: give up with ABORT (RFC 9260 §9.2).
+    pub(super) fn on_t5_expiry(&mut self, now: Instant) {
+        self.t5 = None;
+        if matches!(self.state, State::ShutdownSent | State::ShutdownAckSent) {
+            self.queue_abort(vec![]);
+            self.close(now, CloseReason::PeerUnreachable);
+        }
+    }
+}
+
+/// An NR-SACK's renegable and non-renegable blocks as one sorted list (braid does not
+/// negotiate NR-SACK yet, so both only acknowledge).
+fn merge_nr_blocks(s: &NrSack) -> Vec<braid_wire::chunk::GapAckBlock> {
+    let mut v: Vec<_> = s
+        .gap_blocks
+        .iter()
+        .chain(&s.nr_gap_blocks)
+        .copied()
+        .collect();
+    v.sort_by_key(|b| b.start);
+    v
+}

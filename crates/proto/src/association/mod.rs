@@ -1,0 +1,434 @@
+//! One SCTP association: the state machine of RFC 9260, driven only by
+//! [`Association::handle_datagram`], [`Association::handle_timeout`] and the application
+//! calls, and drained by [`Association::poll_transmit`], [`Association::poll_timeout`] and
+//! [`Association::poll_event`].
+//!
+//! Call order, for a driver: after feeding inputs (datagrams, timeouts, `send`/`recv`),
+//! call `poll_transmit` until it returns `None`, drain `poll_event`, then arm a timer for
+//! `poll_timeout`. Time is always an argument.
+
+mod handshake;
+mod input;
+mod output;
+mod rx;
+mod tx;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use braid_wire::Chunk;
+use bytes::Bytes;
+use rand_chacha::ChaCha8Rng;
+
+use crate::config::AssociationConfig;
+use crate::cookie::Features;
+use crate::event::{CloseReason, Event, SendError};
+use crate::path::{Path, PathId, PathInfo};
+use crate::recv::reassembly::{Reassembly, ReceivedMessage};
+use crate::recv::tsn_map::TsnMap;
+use crate::time::Instant;
+
+pub(crate) use handshake::{CookieKey, InitAckTags, build_init_ack};
+pub use tx::SendOptions;
+use tx::SendQueue;
+
+/// Association state (RFC 9260 §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// INIT sent, waiting for INIT-ACK.
+    CookieWait,
+    /// COOKIE-ECHO sent, waiting for COOKIE-ACK.
+    CookieEchoed,
+    /// Data flows both ways.
+    Established,
+    /// The application asked to shut down; draining outstanding data.
+    ShutdownPending,
+    /// SHUTDOWN sent.
+    ShutdownSent,
+    /// SHUTDOWN received; draining our outstanding data.
+    ShutdownReceived,
+    /// SHUTDOWN-ACK sent.
+    ShutdownAckSent,
+    /// Gone.
+    Closed,
+}
+
+/// A datagram to send: its payload was appended to the buffer given to `poll_transmit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// Source address (unspecified: let the OS choose).
+    pub local: SocketAddr,
+    /// Destination address (with the UDP encapsulation port).
+    pub remote: SocketAddr,
+    /// Bytes appended to the buffer.
+    pub size: usize,
+}
+
+/// Association-wide counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AssociationStats {
+    /// User messages accepted by `send`.
+    pub messages_sent: u64,
+    /// User messages delivered to `recv`.
+    pub messages_received: u64,
+    /// User bytes acknowledged by the peer.
+    pub bytes_acked: u64,
+    /// User bytes delivered to the application.
+    pub bytes_received: u64,
+    /// DATA chunks received more than once.
+    pub duplicate_tsns: u64,
+    /// SACKs sent.
+    pub sacks_sent: u64,
+    /// Messages abandoned under PR-SCTP.
+    pub abandoned_messages: u64,
+    /// Packets dropped as malformed or failing a verification-tag check.
+    pub packets_dropped: u64,
+}
+
+/// A control chunk waiting for a packet, with the path it must leave on.
+#[derive(Debug)]
+struct Control {
+    path: PathId,
+    chunk: Chunk,
+}
+
+/// A packet that must go out on its own with a given verification tag (INIT, INIT-ACK,
+/// SHUTDOWN-COMPLETE, ABORT).
+#[derive(Debug)]
+struct Standalone {
+    remote: SocketAddr,
+    local: SocketAddr,
+    vtag: u32,
+    chunk: Chunk,
+}
+
+/// One SCTP association.
+#[derive(Debug)]
+pub struct Association {
+    cfg: Arc<AssociationConfig>,
+    key: Arc<CookieKey>,
+    rng: ChaCha8Rng,
+    state: State,
+    local_port: u16,
+    peer_port: u16,
+    /// Tag the peer puts in packets to us.
+    local_tag: u32,
+    /// Tag we put in packets to the peer.
+    peer_tag: u32,
+    features: Features,
+    paths: Vec<Path>,
+    primary: PathId,
+    /// Handshake: T1-init/T1-cookie deadline, attempts, what to resend.
+    t1: Option<Instant>,
+    init_attempts: u32,
+    handshake_chunk: Option<Chunk>,
+    local_initial_tsn: u32,
+    /// Shutdown: T2 deadline and T5 guard.
+    t2: Option<Instant>,
+    t5: Option<Instant>,
+    /// Consecutive errors over all paths (RFC 9260 §8.1).
+    error_count: u32,
+    tx: SendQueue,
+    tsn_map: TsnMap,
+    reasm: Reassembly,
+    inbound_streams: u16,
+    sack: rx::SackState,
+    control: VecDeque<Control>,
+    standalone: VecDeque<Standalone>,
+    events: VecDeque<Event>,
+    close_reason: Option<CloseReason>,
+    stats: AssociationStats,
+    /// A SACK arrived since the last T3 expiry (zero-window probing, RFC 9260 §6.1).
+    sack_since_t3: bool,
+}
+
+impl Association {
+    #[allow(clippy::too_many_arguments)]
+    fn new_inner(
+        cfg: Arc<AssociationConfig>,
+        key: Arc<CookieKey>,
+        rng: ChaCha8Rng,
+        state: State,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        local_port: u16,
+        peer_port: u16,
+    ) -> Self {
+        let path = Path::new(PathId(0), local, remote, &cfg, cfg.recv_buffer, now);
+        Self {
+            tx: SendQueue::new(cfg.outbound_streams),
+            tsn_map: TsnMap::new(0, cfg.max_dup_tsns),
+            reasm: Reassembly::new(cfg.max_inbound_streams),
+            inbound_streams: cfg.max_inbound_streams,
+            sack: rx::SackState::default(),
+            cfg,
+            key,
+            rng,
+            state,
+            local_port,
+            peer_port,
+            local_tag: 0,
+            peer_tag: 0,
+            features: Features::default(),
+            paths: vec![path],
+            primary: PathId(0),
+            t1: None,
+            init_attempts: 0,
+            handshake_chunk: None,
+            local_initial_tsn: 0,
+            t2: None,
+            t5: None,
+            error_count: 0,
+            control: VecDeque::new(),
+            standalone: VecDeque::new(),
+            events: VecDeque::new(),
+            close_reason: None,
+            stats: AssociationStats::default(),
+            sack_since_t3: false,
+        }
+    }
+
+    /// The association state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Whether the association is gone.
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    /// Why the association closed, once it has.
+    pub fn close_reason(&self) -> Option<&CloseReason> {
+        self.close_reason.as_ref()
+    }
+
+    /// Negotiated number of outbound streams.
+    pub fn outbound_streams(&self) -> u16 {
+        self.tx.stream_count()
+    }
+
+    /// Negotiated number of inbound streams.
+    pub fn inbound_streams(&self) -> u16 {
+        self.inbound_streams
+    }
+
+    /// Our SCTP port and the peer's.
+    pub fn ports(&self) -> (u16, u16) {
+        (self.local_port, self.peer_port)
+    }
+
+    /// Snapshots of the paths.
+    pub fn paths(&self) -> Vec<PathInfo> {
+        self.paths
+            .iter()
+            .map(|p| p.info(p.id == self.primary))
+            .collect()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> AssociationStats {
+        self.stats
+    }
+
+    /// Bytes buffered for sending (queued plus sent and unacknowledged).
+    pub fn send_buffered(&self) -> usize {
+        self.tx.buffered_bytes()
+    }
+
+    /// Bytes buffered on `stream` (queued plus sent and unacknowledged), and queued messages.
+    pub fn stream_buffered(&self, stream: u16) -> Option<(usize, usize)> {
+        self.tx.stream_buffered(stream)
+    }
+
+    /// Queues a message. Errors leave nothing queued; see [`SendError`].
+    pub fn send(
+        &mut self,
+        now: Instant,
+        stream: u16,
+        data: Bytes,
+        opts: SendOptions,
+    ) -> Result<(), SendError> {
+        match self.state {
+            State::CookieWait | State::CookieEchoed | State::Established => {}
+            _ => return Err(SendError::Closed),
+        }
+        if data.is_empty() {
+            return Err(SendError::EmptyMessage);
+        }
+        let max = self.cfg.max_message_size.min(self.cfg.send_buffer);
+        if data.len() > max {
+            return Err(SendError::MessageTooLarge {
+                len: data.len(),
+                max,
+            });
+        }
+        let streams = self.tx.stream_count();
+        if stream >= streams {
+            return Err(SendError::InvalidStream { stream, streams });
+        }
+        if self.tx.buffered_bytes() + data.len() > self.cfg.send_buffer {
+            self.tx.want_writable = true;
+            return Err(SendError::WouldBlock);
+        }
+        let expires = opts.lifetime.map(|l| now + l);
+        self.tx.push(stream, data, opts, expires);
+        self.stats.messages_sent += 1;
+        if self.tx.flight_total() == 0 {
+            // An idle sender starts a new burst (RFC 9260 §6.1 Max.Burst applies to bursts).
+            self.tx.burst_budget = self.cfg.max_burst;
+        }
+        Ok(())
+    }
+
+    /// The next received message, in delivery order.
+    pub fn recv(&mut self) -> Option<ReceivedMessage> {
+        let m = self.reasm.pop()?;
+        self.stats.messages_received += 1;
+        self.stats.bytes_received += m.data.len() as u64;
+        self.on_read();
+        Some(m)
+    }
+
+    /// Starts a graceful shutdown (RFC 9260 §9.2): queued data is still delivered.
+    pub fn shutdown(&mut self, now: Instant) {
+        match self.state {
+            State::Established => {
+                self.state = State::ShutdownPending;
+                self.try_progress_shutdown(now);
+            }
+            State::CookieWait | State::CookieEchoed => self.abort(now, None),
+            _ => {}
+        }
+    }
+
+    /// Aborts the association at once, telling the peer why (User-Initiated Abort).
+    pub fn abort(&mut self, now: Instant, reason: Option<Bytes>) {
+        if self.state == State::Closed {
+            return;
+        }
+        let causes = vec![braid_wire::ErrorCause::UserInitiatedAbort(
+            reason.unwrap_or_default(),
+        )];
+        if self.peer_tag != 0 {
+            self.queue_abort(causes);
+        }
+        self.close(now, CloseReason::LocalAbort);
+    }
+
+    /// The next event.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// The earliest time `handle_timeout` must be called, if any timer runs.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut t = [self.t1, self.t2, self.t5, self.sack.timer]
+            .into_iter()
+            .flatten()
+            .min();
+        for p in &self.paths {
+            for x in [p.t3_rtx, p.heartbeat.timer].into_iter().flatten() {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        }
+        t
+    }
+
+    fn primary_path(&self) -> &Path {
+        &self.paths[self.primary.0 as usize]
+    }
+
+    fn path_mut(&mut self, id: PathId) -> &mut Path {
+        &mut self.paths[id.0 as usize]
+    }
+
+    fn path_for(&self, remote: SocketAddr) -> Option<PathId> {
+        self.paths
+            .iter()
+            .find(|p| p.remote.ip() == remote.ip())
+            .map(|p| p.id)
+    }
+
+    fn queue_control(&mut self, path: PathId, chunk: impl Into<Chunk>) {
+        self.control.push_back(Control {
+            path,
+            chunk: chunk.into(),
+        });
+    }
+
+    fn queue_standalone(&mut self, vtag: u32, chunk: impl Into<Chunk>) {
+        let p = self.primary_path();
+        let (local, remote) = (p.local, p.remote);
+        self.standalone.push_back(Standalone {
+            remote,
+            local,
+            vtag,
+            chunk: chunk.into(),
+        });
+    }
+
+    fn queue_abort(&mut self, causes: Vec<braid_wire::ErrorCause>) {
+        let tag = self.peer_tag;
+        self.queue_standalone(
+            tag,
+            braid_wire::chunk::Abort {
+                t_bit: false,
+                causes,
+            },
+        );
+    }
+
+    /// Enters CLOSED: stops every timer, drops what was in flight, reports why once.
+    fn close(&mut self, _now: Instant, reason: CloseReason) {
+        if self.state == State::Closed {
+            return;
+        }
+        tracing::debug!(?reason, "association closed");
+        self.state = State::Closed;
+        self.t1 = None;
+        self.t2 = None;
+        self.t5 = None;
+        self.sack.timer = None;
+        for p in &mut self.paths {
+            p.t3_rtx = None;
+            p.heartbeat.timer = None;
+        }
+        self.control.clear();
+        self.tx.clear();
+        self.close_reason = Some(reason.clone());
+        self.events.push_back(Event::Closed(reason));
+    }
+
+    /// ABORT the peer for breaking the protocol (RFC 9260 §3.3.10.13) and close.
+    fn protocol_violation(&mut self, now: Instant, detail: &'static str) {
+        tracing::debug!(detail, "protocol violation");
+        let cause =
+            braid_wire::ErrorCause::ProtocolViolation(Bytes::from_static(detail.as_bytes()));
+        self.queue_abort(vec![cause.clone()]);
+        self.close(now, CloseReason::ProtocolViolation(cause));
+    }
+
+    /// Random non-zero verification tag (RFC 9260 §5.3.1).
+    fn random_tag(&mut self) -> u32 {
+        use rand_core::RngCore;
+        loop {
+            let t = self.rng.next_u32();
+            if t != 0 {
+                return t;
+            }
+        }
+    }
+
+    fn rto_jitter(&mut self, rto: Duration) -> Duration {
+        use rand_core::RngCore;
+        // HB.interval + RTO with a jitter of +/- 50 % of the RTO (RFC 9260 §8.3).
+        let f = (self.rng.next_u32() % 1001) as f64 / 1000.0 - 0.5;
+        rto.mul_f64(1.0 + f)
+    }
+}

@@ -1,0 +1,158 @@
+//! Building packets (bundling, RFC 9260 §6.10) and running timers.
+
+use braid_wire::COMMON_HEADER_LEN;
+use braid_wire::packet::write_checksum;
+
+use super::{Association, State, Transmit};
+use crate::path::PathId;
+use crate::time::Instant;
+
+fn put_header(buf: &mut Vec<u8>, src: u16, dst: u16, vtag: u32) {
+    buf.extend_from_slice(&src.to_be_bytes());
+    buf.extend_from_slice(&dst.to_be_bytes());
+    buf.extend_from_slice(&vtag.to_be_bytes());
+    buf.extend_from_slice(&[0; 4]);
+}
+
+impl Association {
+    /// Appends the next packet to send to `buf` and says where it goes, or returns `None`
+    /// when nothing is ready. Call until `None` after every input.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let start = buf.len();
+        if let Some(s) = self.standalone.pop_front() {
+            put_header(buf, self.local_port, self.peer_port, s.vtag);
+            if s.chunk.encode(buf).is_err() {
+                buf.truncate(start);
+                return None;
+            }
+            write_checksum(&mut buf[start..]);
+            return Some(Transmit {
+                local: s.local,
+                remote: s.remote,
+                size: buf.len() - start,
+            });
+        }
+        if self.state == State::Closed {
+            return None;
+        }
+        let path = self.control.front().map_or(self.primary, |c| c.path);
+        let pi = path.0 as usize;
+        put_header(buf, self.local_port, self.peer_port, self.peer_tag);
+        let mut room = self.paths[pi].mtu - COMMON_HEADER_LEN;
+        // Control chunks for this path, in the order queued (COOKIE-ECHO is first).
+        let mut i = 0;
+        while i < self.control.len() {
+            if self.control[i].path != path {
+                i += 1;
+                continue;
+            }
+            let before = buf.len();
+            let fits = self.control[i].chunk.encode(buf).is_ok() && buf.len() - before <= room;
+            if !fits {
+                buf.truncate(before);
+                if before == start + COMMON_HEADER_LEN {
+                    // Larger than the path MTU on its own: it can never be sent.
+                    tracing::warn!("control chunk larger than the path MTU dropped");
+                    self.control.remove(i);
+                    continue;
+                }
+                break;
+            }
+            room -= buf.len() - before;
+            self.control.remove(i);
+        }
+        let handshaking = matches!(self.state, State::CookieWait | State::CookieEchoed);
+        let data_ready = !handshaking && self.has_data_to_send(path);
+        let bundling = data_ready || buf.len() > start + COMMON_HEADER_LEN;
+        if !handshaking && self.sack_wanted(bundling) {
+            let before = buf.len();
+            let sack = self.make_sack();
+            if sack.encode(buf).is_err() || buf.len() - before > room {
+                buf.truncate(before);
+                self.sack.due = true;
+            } else {
+                room -= buf.len() - before;
+            }
+        }
+        if !handshaking
+            && self.features.pr_sctp
+            && let Some(f) = self.forward_tsn_chunk()
+        {
+            let before = buf.len();
+            if f.encode(buf).is_err() || buf.len() - before > room {
+                buf.truncate(before);
+                self.tx.forward_tsn_pending = true;
+            } else {
+                room -= buf.len() - before;
+            }
+        }
+        if data_ready {
+            self.decay_idle_cwnd(now, path);
+            self.write_data(now, path, buf, &mut room);
+        }
+        if buf.len() == start + COMMON_HEADER_LEN {
+            buf.truncate(start);
+            return None;
+        }
+        write_checksum(&mut buf[start..]);
+        let size = buf.len() - start;
+        let p = &mut self.paths[pi];
+        p.stats.packets_sent += 1;
+        p.stats.bytes_sent += size as u64;
+        Some(Transmit {
+            local: p.local,
+            remote: p.remote,
+            size,
+        })
+    }
+
+    /// cwnd = max(cwnd/2, 4*MTU) per RTO the path spent without sending (RFC 9260 §7.2.1).
+    fn decay_idle_cwnd(&mut self, now: Instant, path: PathId) {
+        let p = &mut self.paths[path.0 as usize];
+        if p.flight_size > 0 {
+            return;
+        }
+        let rto = p.rtt.rto();
+        let idle = now - p.last_data_sent;
+        if rto.is_zero() || idle < rto {
+            return;
+        }
+        let periods = (idle.as_nanos() / rto.as_nanos()).min(32);
+        for _ in 0..periods {
+            p.cc.on_idle_rto();
+        }
+        p.last_data_sent = now;
+    }
+
+    /// Runs every timer that expired by `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.t1.is_some_and(|t| t <= now) {
+            self.on_t1_expiry(now);
+        }
+        if self.t2.is_some_and(|t| t <= now) {
+            self.on_t2_expiry(now);
+        }
+        if self.t5.is_some_and(|t| t <= now) {
+            self.on_t5_expiry(now);
+        }
+        if self.sack.timer.is_some_and(|t| t <= now) {
+            self.sack.timer = None;
+            self.sack.due = true;
+        }
+        for i in 0..self.paths.len() {
+            if self.state == State::Closed {
+                return;
+            }
+            let id = PathId(i as u16);
+            if self.paths[i].t3_rtx.is_some_and(|t| t <= now) {
+                self.on_t3_expiry(now, id);
+            }
+            if self.state != State::Closed
+                && self.paths[i].heartbeat.timer.is_some_and(|t| t <= now)
+            {
+                self.on_heartbeat_timer(now, id);
+            }
+        }
+    }
+}

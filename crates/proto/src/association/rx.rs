@@ -1,0 +1,213 @@
+//! The receive side: DATA acceptance within the receive window, SACK generation with
+//! delayed acknowledgement (RFC 9260 §6.2, §6.7), and FORWARD-TSN (RFC 3758 §3.6).
+
+use braid_wire::chunk::{Data, ErrorChunk, ForwardTsn, GapAckBlock, Sack};
+use braid_wire::{Chunk, ErrorCause};
+
+use super::{Association, State};
+use crate::event::{CloseReason, Event};
+use crate::path::PathId;
+use crate::recv::reassembly::Fragment;
+use crate::serial::{tsn_gt, tsn_le};
+use crate::time::Instant;
+
+/// Bookkeeping charged per held fragment on top of its payload, so that a flood of tiny
+/// chunks cannot hold more memory than the receive buffer allows.
+const FRAGMENT_OVERHEAD: usize = 64;
+
+/// Chunks held at most: well below 2^15 so ordered SSNs stay comparable in serial arithmetic.
+const MAX_HELD_CHUNKS: usize = 16_384;
+
+/// Payloads shorter than this are copied so they do not pin their whole datagram in memory.
+const COPY_BELOW: usize = 256;
+
+/// When to send the next SACK.
+#[derive(Debug, Default)]
+pub(super) struct SackState {
+    /// A SACK must go out with the next packet.
+    pub(super) due: bool,
+    /// Delayed-SACK deadline.
+    pub(super) timer: Option<Instant>,
+    /// Packets with DATA received since the last SACK.
+    packets: u32,
+    /// a_rwnd in the last SACK sent.
+    last_rwnd: usize,
+    /// A Readable event is outstanding (not yet followed by a drained queue).
+    readable_signalled: bool,
+}
+
+impl Association {
+    /// Our receive window as advertised in a_rwnd.
+    pub(super) fn local_rwnd(&self) -> usize {
+        self.cfg.recv_buffer.saturating_sub(self.rx_held())
+    }
+
+    /// Receive-buffer bytes in use: payload held plus a per-chunk overhead charge.
+    fn rx_held(&self) -> usize {
+        self.reasm.buffered_bytes() + self.reasm.held_chunks() * FRAGMENT_OVERHEAD
+    }
+
+    /// One DATA chunk (RFC 9260 §6.2). Returns false if the association was aborted.
+    pub(super) fn on_data(&mut self, now: Instant, d: Data) -> bool {
+        if d.user_data.is_empty() {
+            // RFC 9260 §6.2: a DATA chunk without user data is answered with ABORT.
+            let cause = ErrorCause::NoUserData { tsn: d.tsn };
+            self.queue_abort(vec![cause.clone()]);
+            self.close(now, CloseReason::ProtocolViolation(cause));
+            return false;
+        }
+        let tsn = d.tsn;
+        if self.tsn_map.contains(tsn) {
+            self.tsn_map.insert(tsn);
+            self.stats.duplicate_tsns += 1;
+            self.sack.due = true;
+            return true;
+        }
+        let cum = self.tsn_map.cum_tsn();
+        if tsn.wrapping_sub(cum) > u16::MAX as u32 {
+            // Too far ahead for a gap ack block to report: drop, the peer retransmits.
+            self.sack.due = true;
+            return true;
+        }
+        if d.stream_id >= self.inbound_streams {
+            // RFC 9260 §6.5: acknowledge, report Invalid Stream Identifier, discard.
+            self.tsn_map.insert(tsn);
+            let primary = self.primary;
+            self.queue_control(
+                primary,
+                ErrorChunk {
+                    causes: vec![ErrorCause::InvalidStreamIdentifier {
+                        stream_id: d.stream_id,
+                    }],
+                },
+            );
+            self.sack.due = true;
+            return true;
+        }
+        let len = d.user_data.len();
+        let held = self.rx_held();
+        let charge = len + FRAGMENT_OVERHEAD;
+        if self.reasm.held_chunks() >= MAX_HELD_CHUNKS && tsn_gt(tsn, self.tsn_map.highest_tsn()) {
+            self.sack.due = true;
+            return true;
+        }
+        if held + charge > self.cfg.recv_buffer {
+            // Window full (§6.2): drop anything beyond the highest TSN received; accept a
+            // hole-filling chunk only within a hard cap of 1.25 x the buffer.
+            let hard_cap = self.cfg.recv_buffer + self.cfg.recv_buffer / 4;
+            if tsn_gt(tsn, self.tsn_map.highest_tsn()) || held + charge > hard_cap {
+                self.sack.due = true;
+                return true;
+            }
+        }
+        let had_gaps = self.tsn_map.has_gaps();
+        self.tsn_map.insert(tsn);
+        self.reasm.insert(Fragment {
+            tsn,
+            stream_id: d.stream_id,
+            ssn: d.ssn,
+            ppid: d.ppid,
+            unordered: d.unordered,
+            beginning: d.beginning,
+            ending: d.ending,
+            data: if len < COPY_BELOW {
+                bytes::Bytes::copy_from_slice(&d.user_data)
+            } else {
+                d.user_data
+            },
+        });
+        // Out-of-order arrival, or a gap just filled: SACK at once (§6.7); I bit (RFC 7053).
+        if had_gaps || self.tsn_map.has_gaps() || d.immediate {
+            self.sack.due = true;
+        }
+        self.signal_readable();
+        true
+    }
+
+    fn signal_readable(&mut self) {
+        if self.reasm.has_ready() && !self.sack.readable_signalled {
+            self.sack.readable_signalled = true;
+            self.events.push_back(Event::Readable);
+        }
+    }
+
+    /// After a packet that carried DATA: delayed SACK every second packet or after the
+    /// delay (RFC 9260 §6.2); in SHUTDOWN-SENT answer with SHUTDOWN (§9.2).
+    pub(super) fn after_data_packet(&mut self, now: Instant, path: PathId) {
+        self.sack.packets += 1;
+        if self.sack.packets >= self.cfg.sack_freq {
+            self.sack.due = true;
+        }
+        if !self.sack.due && self.sack.timer.is_none() {
+            self.sack.timer = Some(now + self.cfg.sack_delay);
+        }
+        if self.state == State::ShutdownSent {
+            let cum = self.tsn_map.cum_tsn();
+            self.queue_control(path, braid_wire::chunk::Shutdown { cum_tsn_ack: cum });
+            self.sack.due = true;
+        }
+    }
+
+    /// Whether a SACK goes into the packet being built: due now, or pending and a packet is
+    /// leaving anyway (piggybacking).
+    pub(super) fn sack_wanted(&self, sending_anyway: bool) -> bool {
+        self.sack.due || (sending_anyway && self.sack.timer.is_some())
+    }
+
+    /// Builds the SACK and resets the delayed-ack state.
+    pub(super) fn make_sack(&mut self) -> Chunk {
+        let mut gap_blocks: Vec<GapAckBlock> = Vec::new();
+        self.tsn_map
+            .gap_blocks(self.cfg.max_gap_blocks, &mut gap_blocks);
+        let mut dup_tsns = Vec::new();
+        self.tsn_map.take_duplicates(&mut dup_tsns);
+        let a_rwnd = self.local_rwnd();
+        self.sack.due = false;
+        self.sack.timer = None;
+        self.sack.packets = 0;
+        self.sack.last_rwnd = a_rwnd;
+        self.stats.sacks_sent += 1;
+        Chunk::Sack(Sack {
+            cum_tsn_ack: self.tsn_map.cum_tsn(),
+            a_rwnd: u32::try_from(a_rwnd).unwrap_or(u32::MAX),
+            gap_blocks,
+            dup_tsns,
+        })
+    }
+
+    /// The application read a message: maybe reopen the window with a SACK (receiver SWS
+    /// avoidance, RFC 9260 §6.2).
+    pub(super) fn on_read(&mut self) {
+        if !self.reasm.has_ready() {
+            self.sack.readable_signalled = false;
+        }
+        let rwnd = self.local_rwnd();
+        let mtu = self.primary_path().mtu;
+        let step = (self.cfg.recv_buffer / 2).min(mtu);
+        if rwnd >= self.sack.last_rwnd + step
+            && matches!(
+                self.state,
+                State::Established | State::ShutdownPending | State::ShutdownSent
+            )
+        {
+            self.sack.due = true;
+        }
+    }
+
+    /// FORWARD-TSN (RFC 3758 §3.6).
+    pub(super) fn on_forward_tsn(&mut self, f: ForwardTsn) {
+        if tsn_le(f.new_cum_tsn, self.tsn_map.cum_tsn()) {
+            self.sack.due = true;
+            return;
+        }
+        if f.new_cum_tsn.wrapping_sub(self.tsn_map.cum_tsn()) > (1 << 24) {
+            // Implausibly far: ignore rather than skip a huge TSN range.
+            return;
+        }
+        self.tsn_map.forward(f.new_cum_tsn);
+        let streams: Vec<(u16, u16)> = f.streams.iter().map(|s| (s.stream_id, s.ssn)).collect();
+        self.reasm.forward_tsn(f.new_cum_tsn, &streams);
+        self.sack.due = true;
+        self.signal_readable();
+    }
+}

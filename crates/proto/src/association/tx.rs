@@ -1,0 +1,893 @@
+//! The send side: stream queues, TSN assignment at transmit time, the retransmission queue,
+//! SACK processing with congestion control (RFC 9260 §6.1–§6.3, §7.2) and PR-SCTP
+//! abandonment (RFC 3758 §3.5).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use braid_wire::chunk::{Data, ForwardTsn, ForwardTsnStream, GapAckBlock};
+use braid_wire::{Chunk, ErrorCause};
+use bytes::Bytes;
+
+use super::{Association, State};
+use crate::event::{CloseReason, Event};
+use crate::path::{PathId, PathState};
+use crate::serial::{tsn_ge, tsn_gt, tsn_le, tsn_lt};
+use crate::time::Instant;
+
+/// Options of one message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Payload protocol identifier, opaque to SCTP.
+    pub ppid: u32,
+    /// Deliver without regard to the stream order.
+    pub unordered: bool,
+    /// PR-SCTP timed reliability (RFC 3758 §4.1): give up on the message this long after
+    /// `send`. Ignored (fully reliable) if the peer does not support PR-SCTP.
+    pub lifetime: Option<Duration>,
+    /// Ask the receiver to SACK at once (the I bit of RFC 7053).
+    pub immediate: bool,
+}
+
+/// A message waiting for (more of) its TSNs.
+#[derive(Debug)]
+struct OutMessage {
+    data: Bytes,
+    opts: SendOptions,
+    /// Bytes already put in DATA chunks.
+    offset: usize,
+    /// SSN, assigned when the first fragment leaves.
+    ssn: u16,
+    expires: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct OutStream {
+    queue: VecDeque<OutMessage>,
+    next_ssn: u16,
+    /// Bytes queued or sent and not yet acknowledged.
+    buffered: usize,
+    /// Whether the buffer-low event may fire (it went above the threshold since).
+    low_armed: bool,
+}
+
+/// A DATA chunk with a TSN, kept until cumulatively acknowledged or abandoned.
+#[derive(Debug)]
+pub(super) struct Sent {
+    pub(super) tsn: u32,
+    pub(super) stream: u16,
+    pub(super) ssn: u16,
+    pub(super) ppid: u32,
+    pub(super) unordered: bool,
+    pub(super) beginning: bool,
+    pub(super) ending: bool,
+    pub(super) immediate: bool,
+    pub(super) data: Bytes,
+    pub(super) path: PathId,
+    pub(super) tx_count: u16,
+    /// Reported in a gap ack block (renegable, RFC 9260 §6.2.1).
+    pub(super) acked: bool,
+    /// Counted in its path's flight size.
+    pub(super) in_flight: bool,
+    /// Marked for retransmission (fast or T3).
+    pub(super) retransmit: bool,
+    /// Miss indications (RFC 9260 §7.2.4).
+    pub(super) misses: u8,
+    /// Already fast-retransmitted once (it may not be again).
+    pub(super) fast_retransmitted: bool,
+    /// Given up under PR-SCTP.
+    pub(super) abandoned: bool,
+    pub(super) expires: Option<Instant>,
+}
+
+/// Everything the sender keeps.
+#[derive(Debug)]
+pub(super) struct SendQueue {
+    streams: Vec<OutStream>,
+    /// Streams with queued messages, in round-robin order.
+    ready: VecDeque<u16>,
+    /// Stream whose head message is partly sent (DATA fragments must be consecutive).
+    current: Option<u16>,
+    queued_bytes: usize,
+    pub(super) next_tsn: u32,
+    /// Cumulative TSN ack point: every TSN up to it is acknowledged.
+    pub(super) cum_ack: u32,
+    /// TSNs cum_ack+1 .. next_tsn-1, in order.
+    pub(super) outstanding: VecDeque<Sent>,
+    /// Bytes of `outstanding` not acknowledged cumulatively nor abandoned.
+    outstanding_bytes: usize,
+    /// Chunks marked for retransmission.
+    pub(super) rtx_pending: usize,
+    /// Chunks in `outstanding` with `acked` set.
+    gap_acked: usize,
+    /// Peer's receive window as last computed (RFC 9260 §6.2.1).
+    pub(super) peer_rwnd: usize,
+    /// `send` returned WouldBlock: fire Writable when room appears.
+    pub(super) want_writable: bool,
+    /// Packets with new data still allowed in this burst (Max.Burst, RFC 9260 §6.1).
+    pub(super) burst_budget: u32,
+    /// PR-SCTP Advanced.Peer.Ack.Point (RFC 3758 §3.5).
+    pub(super) adv_peer_ack: u32,
+    /// A FORWARD-TSN should be sent.
+    pub(super) forward_tsn_pending: bool,
+    /// Threshold of the per-stream buffer-low event.
+    low_threshold: usize,
+}
+
+impl SendQueue {
+    pub(super) fn new(streams: u16) -> Self {
+        Self {
+            streams: (0..streams).map(|_| OutStream::default()).collect(),
+            ready: VecDeque::new(),
+            current: None,
+            queued_bytes: 0,
+            next_tsn: 0,
+            cum_ack: 0,
+            outstanding: VecDeque::new(),
+            outstanding_bytes: 0,
+            rtx_pending: 0,
+            gap_acked: 0,
+            peer_rwnd: 0,
+            want_writable: false,
+            burst_budget: 4,
+            adv_peer_ack: 0,
+            forward_tsn_pending: false,
+            low_threshold: 0,
+        }
+    }
+
+    /// Sets the first TSN and the negotiated stream count (after the handshake).
+    pub(super) fn start(&mut self, initial_tsn: u32, streams: u16, peer_rwnd: usize, low: usize) {
+        self.next_tsn = initial_tsn;
+        self.cum_ack = initial_tsn.wrapping_sub(1);
+        self.adv_peer_ack = self.cum_ack;
+        self.peer_rwnd = peer_rwnd;
+        self.low_threshold = low;
+        // Messages queued before the handshake on streams the peer refused are dropped
+        // from the buffer accounting with their stream.
+        while self.streams.len() > streams as usize {
+            if let Some(s) = self.streams.pop() {
+                self.queued_bytes -= s
+                    .queue
+                    .iter()
+                    .map(|m| m.data.len() - m.offset)
+                    .sum::<usize>();
+            }
+        }
+        self.streams
+            .resize_with(streams as usize, OutStream::default);
+        self.ready.retain(|s| (*s as usize) < self.streams.len());
+    }
+
+    pub(super) fn stream_count(&self) -> u16 {
+        self.streams.len() as u16
+    }
+
+    pub(super) fn buffered_bytes(&self) -> usize {
+        self.queued_bytes + self.outstanding_bytes
+    }
+
+    pub(super) fn stream_buffered(&self, stream: u16) -> Option<(usize, usize)> {
+        self.streams
+            .get(stream as usize)
+            .map(|s| (s.buffered, s.queue.len()))
+    }
+
+    pub(super) fn flight_total(&self) -> usize {
+        self.outstanding
+            .iter()
+            .filter(|s| s.in_flight)
+            .map(|s| s.data.len())
+            .sum()
+    }
+
+    pub(super) fn has_unsent(&self) -> bool {
+        self.queued_bytes > 0
+    }
+
+    /// Nothing queued, nothing outstanding.
+    pub(super) fn is_empty(&self) -> bool {
+        self.queued_bytes == 0 && self.outstanding.is_empty()
+    }
+
+    pub(super) fn push(
+        &mut self,
+        stream: u16,
+        data: Bytes,
+        opts: SendOptions,
+        expires: Option<Instant>,
+    ) {
+        let s = &mut self.streams[stream as usize];
+        let len = data.len();
+        if s.queue.is_empty() && self.current != Some(stream) {
+            self.ready.push_back(stream);
+        }
+        s.queue.push_back(OutMessage {
+            data,
+            opts,
+            offset: 0,
+            ssn: 0,
+            expires,
+        });
+        s.buffered += len;
+        if s.buffered > self.low_threshold {
+            s.low_armed = true;
+        }
+        self.queued_bytes += len;
+    }
+
+    pub(super) fn clear(&mut self) {
+        for s in &mut self.streams {
+            s.queue.clear();
+            s.buffered = 0;
+        }
+        self.ready.clear();
+        self.current = None;
+        self.queued_bytes = 0;
+        self.outstanding.clear();
+        self.outstanding_bytes = 0;
+        self.rtx_pending = 0;
+        self.gap_acked = 0;
+    }
+
+    /// Releases `len` bytes of `stream` from the send buffer.
+    fn release(&mut self, stream: u16, len: usize, events: &mut VecDeque<Event>) {
+        if let Some(s) = self.streams.get_mut(stream as usize) {
+            s.buffered = s.buffered.saturating_sub(len);
+            if s.low_armed && s.buffered <= self.low_threshold {
+                s.low_armed = false;
+                events.push_back(Event::StreamBufferLow { stream });
+            }
+        }
+    }
+
+    /// Cuts the next DATA chunk of at most `max_payload` bytes, assigning TSN and SSN, or
+    /// `None` if nothing is queued. Messages whose PR-SCTP lifetime ran out before their
+    /// first byte left are dropped here (they never got a TSN).
+    fn next_chunk(&mut self, max_payload: usize, now: Instant, path: PathId) -> Option<Next> {
+        loop {
+            let stream = match self.current {
+                Some(s) => s,
+                None => self.ready.pop_front()?,
+            };
+            let s = &mut self.streams[stream as usize];
+            let Some(m) = s.queue.front_mut() else {
+                self.current = None;
+                continue;
+            };
+            if m.offset == 0 && m.expires.is_some_and(|e| now >= e) {
+                let len = m.data.len();
+                s.queue.pop_front();
+                s.buffered -= len;
+                self.queued_bytes -= len;
+                if !s.queue.is_empty() {
+                    self.ready.push_back(stream);
+                }
+                self.current = None;
+                return Some(Next::Dropped);
+            }
+            let beginning = m.offset == 0;
+            if beginning && !m.opts.unordered {
+                m.ssn = s.next_ssn;
+                s.next_ssn = s.next_ssn.wrapping_add(1);
+            }
+            let len = (m.data.len() - m.offset).min(max_payload);
+            let data = m.data.slice(m.offset..m.offset + len);
+            m.offset += len;
+            let ending = m.offset == m.data.len();
+            let tsn = self.next_tsn;
+            self.next_tsn = tsn.wrapping_add(1);
+            let sent = Sent {
+                tsn,
+                stream,
+                ssn: m.ssn,
+                ppid: m.opts.ppid,
+                unordered: m.opts.unordered,
+                beginning,
+                ending,
+                immediate: m.opts.immediate && ending,
+                data,
+                path,
+                tx_count: 1,
+                acked: false,
+                in_flight: true,
+                retransmit: false,
+                misses: 0,
+                fast_retransmitted: false,
+                abandoned: false,
+                expires: m.expires,
+            };
+            self.queued_bytes -= len;
+            self.outstanding_bytes += len;
+            if ending {
+                s.queue.pop_front();
+                self.current = None;
+                if !s.queue.is_empty() {
+                    self.ready.push_back(stream);
+                }
+            } else {
+                self.current = Some(stream);
+            }
+            return Some(Next::Chunk(sent));
+        }
+    }
+
+    /// Bytes of user data the next chunk would carry, without cutting it.
+    fn peek_len(&self) -> Option<usize> {
+        let stream = self.current.or_else(|| self.ready.front().copied())?;
+        let m = self.streams.get(stream as usize)?.queue.front()?;
+        Some(m.data.len() - m.offset)
+    }
+}
+
+/// What `next_chunk` produced.
+enum Next {
+    /// A chunk to send.
+    Chunk(Sent),
+    /// A message whose lifetime ran out before it was sent was dropped.
+    Dropped,
+}
+
+/// Bytes a DATA chunk with `len` bytes of user data takes in a packet.
+fn data_chunk_size(len: usize) -> usize {
+    (braid_wire::chunk::DATA_HEADER_LEN + len + 3) & !3
+}
+
+fn encode_data(s: &Sent, buf: &mut Vec<u8>) {
+    let d = Data {
+        tsn: s.tsn,
+        stream_id: s.stream,
+        ssn: s.ssn,
+        ppid: s.ppid,
+        unordered: s.unordered,
+        beginning: s.beginning,
+        ending: s.ending,
+        immediate: s.immediate,
+        user_data: s.data.clone(),
+    };
+    // A chunk built from an MTU-sized fragment always fits its 16-bit length.
+    let _ = Chunk::Data(d).encode(buf);
+}
+
+impl Association {
+    /// Whether new DATA may be sent in this state (RFC 9260 §9.2: not after SHUTDOWN).
+    fn may_send_new_data(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established | State::ShutdownPending | State::ShutdownReceived
+        )
+    }
+
+    /// Whether `poll_transmit` has DATA it could put on `path` now.
+    pub(super) fn has_data_to_send(&self, path: PathId) -> bool {
+        let p = &self.paths[path.0 as usize];
+        if self.tx.rtx_pending > 0 && (p.flight_size < p.cc.cwnd || p.fast_rtx_packet_allowed) {
+            return true;
+        }
+        self.may_send_new_data()
+            && self.tx.has_unsent()
+            && self.tx.burst_budget > 0
+            && p.flight_size < p.cc.cwnd
+    }
+
+    /// Appends DATA chunks (retransmissions first) to the packet being built on `path`,
+    /// within `room` bytes. Returns whether any was written.
+    pub(super) fn write_data(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        room: &mut usize,
+    ) -> bool {
+        let mut wrote = false;
+        let mut new_data = false;
+        let pi = path.0 as usize;
+        // Retransmissions have priority (RFC 9260 §6.1 rule C, §7.2.4 step 3).
+        if self.tx.rtx_pending > 0 {
+            let fast_allowed = self.paths[pi].fast_rtx_packet_allowed;
+            let mut i = 0;
+            while i < self.tx.outstanding.len() && self.tx.rtx_pending > 0 {
+                let s = &self.tx.outstanding[i];
+                if !s.retransmit {
+                    i += 1;
+                    continue;
+                }
+                let p = &self.paths[pi];
+                if p.flight_size >= p.cc.cwnd && !fast_allowed {
+                    break;
+                }
+                let size = data_chunk_size(s.data.len());
+                if size > *room {
+                    break;
+                }
+                if self.features.pr_sctp && s.expires.is_some_and(|e| now >= e) {
+                    self.abandon_message_at(i);
+                    i += 1;
+                    continue;
+                }
+                let s = &mut self.tx.outstanding[i];
+                s.retransmit = false;
+                s.in_flight = true;
+                s.tx_count = s.tx_count.saturating_add(1);
+                s.path = path;
+                s.misses = 0;
+                let len = s.data.len();
+                encode_data(s, buf);
+                let tsn = s.tsn;
+                self.tx.rtx_pending -= 1;
+                *room -= size;
+                wrote = true;
+                let p = &mut self.paths[pi];
+                p.flight_size += len;
+                p.stats.retransmissions += 1;
+                // Karn's rule: a retransmitted chunk never times a round trip (§6.3.1 C5).
+                if p.rtt_probe.is_some_and(|(t, _)| t == tsn) {
+                    p.rtt_probe = None;
+                }
+                i += 1;
+            }
+            self.paths[pi].fast_rtx_packet_allowed = false;
+        }
+        // New data: cwnd, rwnd and Max.Burst permitting, and no retransmission waiting.
+        if self.tx.rtx_pending == 0 && self.may_send_new_data() && self.tx.burst_budget > 0 {
+            let max_payload = self.paths[pi].mtu
+                - braid_wire::COMMON_HEADER_LEN
+                - braid_wire::chunk::DATA_HEADER_LEN;
+            while let Some(next) = self.tx.peek_len() {
+                let p = &self.paths[pi];
+                if p.flight_size >= p.cc.cwnd {
+                    break;
+                }
+                let len = next.min(max_payload);
+                if data_chunk_size(len) > *room {
+                    break;
+                }
+                // Zero-window probe: one chunk may be in flight whatever rwnd says (§6.1 A).
+                let flight = self.tx.flight_total_cached(&self.paths);
+                if len > self.tx.peer_rwnd && flight > 0 {
+                    break;
+                }
+                let sent = match self.tx.next_chunk(max_payload, now, path) {
+                    None => break,
+                    Some(Next::Dropped) => {
+                        self.stats.abandoned_messages += 1;
+                        continue;
+                    }
+                    Some(Next::Chunk(sent)) => sent,
+                };
+                let size = data_chunk_size(sent.data.len());
+                encode_data(&sent, buf);
+                *room -= size;
+                let len = sent.data.len();
+                self.tx.peer_rwnd = self.tx.peer_rwnd.saturating_sub(len);
+                let p = &mut self.paths[pi];
+                p.flight_size += len;
+                p.stats.data_chunks_sent += 1;
+                if p.rtt_probe.is_none() {
+                    p.rtt_probe = Some((sent.tsn, now));
+                }
+                self.tx.outstanding.push_back(sent);
+                wrote = true;
+                new_data = true;
+                if self.tx.peer_rwnd == 0 {
+                    break;
+                }
+            }
+        }
+        if new_data {
+            self.tx.burst_budget = self.tx.burst_budget.saturating_sub(1);
+        }
+        if wrote {
+            let rto = self.paths[pi].rtt.rto();
+            let p = &mut self.paths[pi];
+            p.last_data_sent = now;
+            // R1: start T3-rtx if it is not running (RFC 9260 §6.3.2).
+            if p.t3_rtx.is_none() {
+                p.t3_rtx = Some(now + rto);
+            }
+        }
+        wrote
+    }
+
+    /// Processes the acknowledgement part of a SACK or NR-SACK (RFC 9260 §6.2.1, §7.2).
+    pub(super) fn on_sack(&mut self, now: Instant, cum: u32, a_rwnd: u32, gaps: &[GapAckBlock]) {
+        if tsn_lt(cum, self.tx.cum_ack) {
+            // Stale SACK, out of order (§6.2.1 D i).
+            return;
+        }
+        if tsn_ge(cum, self.tx.next_tsn) {
+            self.protocol_violation(now, "SACK acknowledges a TSN that was never sent");
+            return;
+        }
+        self.sack_since_t3 = true;
+        let npaths = self.paths.len();
+        let flight_before: Vec<usize> = self.paths.iter().map(|p| p.flight_size).collect();
+        let mut acked_on = vec![0usize; npaths];
+        let cum_advanced = cum != self.tx.cum_ack;
+        let mut events = std::mem::take(&mut self.events);
+        // Cumulative part.
+        while self.tx.cum_ack != cum {
+            let Some(s) = self.tx.outstanding.pop_front() else {
+                break;
+            };
+            self.tx.cum_ack = s.tsn;
+            if s.abandoned {
+                continue;
+            }
+            let len = s.data.len();
+            if !s.acked {
+                acked_on[s.path.0 as usize] += len;
+                self.rtt_sample(now, &s);
+            } else {
+                self.tx.gap_acked -= 1;
+            }
+            if s.in_flight {
+                let p = &mut self.paths[s.path.0 as usize];
+                p.flight_size = p.flight_size.saturating_sub(len);
+            }
+            if s.retransmit {
+                self.tx.rtx_pending -= 1;
+            }
+            self.tx.outstanding_bytes -= len;
+            self.stats.bytes_acked += len as u64;
+            self.tx.release(s.stream, len, &mut events);
+        }
+        if tsn_lt(self.tx.adv_peer_ack, self.tx.cum_ack) {
+            self.tx.adv_peer_ack = self.tx.cum_ack;
+        }
+        // Gap blocks, reneging and miss indications in one pass (§6.2.1, §7.2.4).
+        if !gaps.is_empty() || self.tx.gap_acked > 0 {
+            self.process_gaps(now, gaps, &mut acked_on, cum_advanced);
+        }
+        let flight: usize = self.paths.iter().map(|p| p.flight_size).sum();
+        self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
+        // Congestion control and timers per path.
+        for i in 0..npaths {
+            let rto = self.paths[i].rtt.rto();
+            let p = &mut self.paths[i];
+            if acked_on[i] > 0 {
+                p.error_count = 0;
+                if p.state != PathState::Active {
+                    p.state = PathState::Active;
+                    events.push_back(Event::PathState {
+                        path: p.id,
+                        state: PathState::Active,
+                    });
+                }
+                if let Some(exit) = p.fast_recovery_exit {
+                    if tsn_ge(cum, exit) {
+                        p.fast_recovery_exit = None;
+                    }
+                } else if cum_advanced {
+                    p.cc.on_ack(acked_on[i], flight_before[i]);
+                }
+            }
+            let has_outstanding_here = p.flight_size > 0
+                || self
+                    .tx
+                    .outstanding
+                    .iter()
+                    .any(|s| s.path == p.id && !s.acked && !s.abandoned && s.in_flight);
+            if !has_outstanding_here {
+                p.t3_rtx = None;
+                if p.flight_size == 0 {
+                    p.cc.on_all_acked();
+                }
+            } else if cum_advanced && acked_on[i] > 0 {
+                // R3: the earliest outstanding TSN was acknowledged: restart T3.
+                p.t3_rtx = Some(now + rto);
+            }
+        }
+        if acked_on.iter().any(|&b| b > 0) {
+            self.error_count = 0;
+        }
+        self.tx.burst_budget = self.cfg.max_burst;
+        if self.features.pr_sctp {
+            self.advance_peer_ack_point();
+        }
+        if self.tx.want_writable && self.tx.buffered_bytes() < self.cfg.send_buffer {
+            self.tx.want_writable = false;
+            events.push_back(Event::Writable);
+        }
+        self.events = events;
+        self.try_progress_shutdown(now);
+    }
+
+    fn process_gaps(
+        &mut self,
+        now: Instant,
+        gaps: &[GapAckBlock],
+        acked_on: &mut [usize],
+        cum_advanced: bool,
+    ) {
+        let base = self.tx.cum_ack;
+        // Highest TSN newly acknowledged by this SACK (HTNA, RFC 9260 §7.2.4 step 1) and the
+        // highest acknowledged at all.
+        let mut htna: Option<u32> = None;
+        let mut highest_acked: Option<u32> = None;
+        let mut bi = 0usize;
+        for i in 0..self.tx.outstanding.len() {
+            let off = i + 1;
+            while bi < gaps.len() && (gaps[bi].end as usize) < off {
+                bi += 1;
+            }
+            let in_block =
+                bi < gaps.len() && (gaps[bi].start as usize) <= off && off <= gaps[bi].end as usize;
+            let s = &mut self.tx.outstanding[i];
+            if s.abandoned {
+                continue;
+            }
+            if in_block {
+                highest_acked = Some(s.tsn);
+                if !s.acked {
+                    s.acked = true;
+                    self.tx.gap_acked += 1;
+                    htna = Some(s.tsn);
+                    let len = s.data.len();
+                    acked_on[s.path.0 as usize] += len;
+                    if s.in_flight {
+                        s.in_flight = false;
+                        let p = &mut self.paths[s.path.0 as usize];
+                        p.flight_size = p.flight_size.saturating_sub(len);
+                    }
+                    if s.retransmit {
+                        s.retransmit = false;
+                        self.tx.rtx_pending -= 1;
+                    }
+                    let s = &self.tx.outstanding[i];
+                    let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
+                    self.rtt_sample_raw(now, tsn, path, tx_count);
+                }
+            } else if s.acked {
+                // Reneged (§6.2.1): no longer acknowledged; send it again.
+                s.acked = false;
+                self.tx.gap_acked -= 1;
+                if !s.retransmit {
+                    s.retransmit = true;
+                    self.tx.rtx_pending += 1;
+                }
+            }
+        }
+        let _ = base;
+        // Miss indications: every unacknowledged TSN below the limit gets one (§7.2.4).
+        let limit = if cum_advanced && self.paths.iter().any(|p| p.fast_recovery_exit.is_some()) {
+            highest_acked
+        } else {
+            htna
+        };
+        let Some(limit) = limit else { return };
+        for i in 0..self.tx.outstanding.len() {
+            let s = &mut self.tx.outstanding[i];
+            if !tsn_lt(s.tsn, limit) {
+                break;
+            }
+            if s.acked || s.abandoned || s.retransmit || !s.in_flight {
+                continue;
+            }
+            s.misses = s.misses.saturating_add(1);
+            if s.misses >= 3 && !s.fast_retransmitted {
+                s.fast_retransmitted = true;
+                s.retransmit = true;
+                s.in_flight = false;
+                self.tx.rtx_pending += 1;
+                let len = s.data.len();
+                let pid = s.path.0 as usize;
+                let next_tsn = self.tx.next_tsn;
+                let p = &mut self.paths[pid];
+                p.flight_size = p.flight_size.saturating_sub(len);
+                p.stats.fast_retransmissions += 1;
+                if p.fast_recovery_exit.is_none() {
+                    // Enter fast recovery: one cwnd reduction per window (§7.2.4 step 2).
+                    p.cc.on_fast_retransmit();
+                    p.fast_recovery_exit = Some(next_tsn.wrapping_sub(1));
+                }
+                p.fast_rtx_packet_allowed = true;
+            }
+        }
+    }
+
+    fn rtt_sample(&mut self, now: Instant, s: &super::tx::Sent) {
+        self.rtt_sample_raw(now, s.tsn, s.path, s.tx_count);
+    }
+
+    fn rtt_sample_raw(&mut self, now: Instant, tsn: u32, path: PathId, tx_count: u16) {
+        let p = &mut self.paths[path.0 as usize];
+        if let Some((probe, sent)) = p.rtt_probe {
+            if probe == tsn {
+                p.rtt_probe = None;
+                if tx_count == 1 {
+                    p.rtt.on_sample(now - sent);
+                }
+            } else if tsn_gt(tsn, probe) {
+                // The probe itself was lost or retransmitted: take no sample this round.
+                p.rtt_probe = None;
+            }
+        }
+    }
+
+    /// T3-rtx expired on `path` (RFC 9260 §6.3.3).
+    pub(super) fn on_t3_expiry(&mut self, now: Instant, path: PathId) {
+        let pi = path.0 as usize;
+        let p = &mut self.paths[pi];
+        p.t3_rtx = None;
+        p.stats.timeouts += 1;
+        p.cc.on_timeout();
+        p.rtt.backoff();
+        p.fast_recovery_exit = None;
+        p.rtt_probe = None;
+        let mut marked = 0usize;
+        for s in self.tx.outstanding.iter_mut() {
+            if s.path == path && s.in_flight && !s.acked && !s.abandoned {
+                s.in_flight = false;
+                if !s.retransmit {
+                    s.retransmit = true;
+                    self.tx.rtx_pending += 1;
+                }
+                marked += s.data.len();
+            }
+        }
+        let p = &mut self.paths[pi];
+        p.flight_size = p.flight_size.saturating_sub(marked);
+        if self.features.pr_sctp {
+            self.abandon_expired(now);
+            self.advance_peer_ack_point();
+        }
+        // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
+        let probing = self.tx.peer_rwnd == 0 && self.sack_since_t3;
+        self.sack_since_t3 = false;
+        self.tx.burst_budget = self.cfg.max_burst;
+        if !probing {
+            self.count_error(now, path);
+        }
+    }
+
+    /// One more consecutive error on `path` and on the association (RFC 9260 §8.1, §8.2).
+    pub(super) fn count_error(&mut self, now: Instant, path: PathId) {
+        let max_path = self.cfg.path_max_retrans;
+        let p = &mut self.paths[path.0 as usize];
+        p.error_count += 1;
+        if p.error_count > max_path && p.state == PathState::Active {
+            p.state = PathState::Inactive;
+            self.events.push_back(Event::PathState {
+                path,
+                state: PathState::Inactive,
+            });
+        }
+        self.error_count += 1;
+        if self.error_count > self.cfg.association_max_retrans {
+            self.queue_abort(vec![]);
+            self.close(now, CloseReason::PeerUnreachable);
+        }
+    }
+
+    /// Abandons the message whose chunk sits at `index` in the retransmission queue: every
+    /// fragment of it (RFC 3758 §3.5 A3 — all fragments go together).
+    fn abandon_message_at(&mut self, index: usize) {
+        let (stream, ssn, unordered) = {
+            let s = &self.tx.outstanding[index];
+            (s.stream, s.ssn, s.unordered)
+        };
+        // Fragments of one message are consecutive TSNs: walk back to B and forward to E.
+        let mut start = index;
+        while start > 0 && !self.tx.outstanding[start].beginning {
+            start -= 1;
+        }
+        let mut end = index;
+        while end + 1 < self.tx.outstanding.len() && !self.tx.outstanding[end].ending {
+            end += 1;
+        }
+        let mut events = std::mem::take(&mut self.events);
+        for i in start..=end {
+            let s = &mut self.tx.outstanding[i];
+            if s.stream != stream || s.ssn != ssn || s.unordered != unordered || s.abandoned {
+                continue;
+            }
+            s.abandoned = true;
+            let len = s.data.len();
+            if s.in_flight {
+                s.in_flight = false;
+                let p = &mut self.paths[s.path.0 as usize];
+                p.flight_size = p.flight_size.saturating_sub(len);
+            }
+            if s.retransmit {
+                s.retransmit = false;
+                self.tx.rtx_pending -= 1;
+            }
+            if s.acked {
+                s.acked = false;
+                self.tx.gap_acked -= 1;
+            }
+            self.tx.outstanding_bytes -= len;
+            self.tx.release(stream, len, &mut events);
+        }
+        self.events = events;
+        // A message cut in the middle of its fragmentation keeps sending its other fragments
+        // from the queue; those are abandoned as they are sent.
+        self.stats.abandoned_messages += 1;
+    }
+
+    /// Abandons every outstanding message past its lifetime (RFC 3758 §3.5 A3).
+    fn abandon_expired(&mut self, now: Instant) {
+        let mut i = 0;
+        while i < self.tx.outstanding.len() {
+            let s = &self.tx.outstanding[i];
+            if !s.abandoned && !s.acked && s.expires.is_some_and(|e| now >= e) {
+                self.abandon_message_at(i);
+            }
+            i += 1;
+        }
+    }
+
+    /// Moves the Advanced.Peer.Ack.Point over abandoned chunks and schedules a FORWARD-TSN
+    /// if it passed the cumulative ack (RFC 3758 §3.5 C1–C3).
+    fn advance_peer_ack_point(&mut self) {
+        let mut point = self.tx.adv_peer_ack;
+        let first = self.tx.cum_ack.wrapping_add(1);
+        for s in &self.tx.outstanding {
+            if tsn_le(s.tsn, point) {
+                continue;
+            }
+            if s.abandoned {
+                point = s.tsn;
+            } else {
+                break;
+            }
+        }
+        let _ = first;
+        self.tx.adv_peer_ack = point;
+        if tsn_gt(point, self.tx.cum_ack) {
+            self.tx.forward_tsn_pending = true;
+        }
+    }
+
+    /// The FORWARD-TSN announcing the Advanced.Peer.Ack.Point (RFC 3758 §3.5 C4).
+    pub(super) fn forward_tsn_chunk(&mut self) -> Option<Chunk> {
+        if !self.tx.forward_tsn_pending || !tsn_gt(self.tx.adv_peer_ack, self.tx.cum_ack) {
+            self.tx.forward_tsn_pending = false;
+            return None;
+        }
+        self.tx.forward_tsn_pending = false;
+        let mut streams: Vec<ForwardTsnStream> = Vec::new();
+        for s in &self.tx.outstanding {
+            if tsn_gt(s.tsn, self.tx.adv_peer_ack) {
+                break;
+            }
+            if !s.unordered {
+                match streams.iter_mut().find(|e| e.stream_id == s.stream) {
+                    Some(e) => e.ssn = s.ssn,
+                    None => streams.push(ForwardTsnStream {
+                        stream_id: s.stream,
+                        ssn: s.ssn,
+                    }),
+                }
+            }
+        }
+        Some(Chunk::ForwardTsn(ForwardTsn {
+            new_cum_tsn: self.tx.adv_peer_ack,
+            streams,
+        }))
+    }
+
+    /// Drops the message queues after a peer restart; returns nothing (RFC 9260 §5.2.4 A).
+    pub(super) fn reset_send_side(&mut self) {
+        self.tx.clear();
+        for p in &mut self.paths {
+            p.flight_size = 0;
+            p.t3_rtx = None;
+            p.rtt_probe = None;
+            p.fast_recovery_exit = None;
+        }
+    }
+
+    /// An ERROR cause for a chunk the peer sent that we do not understand.
+    pub(super) fn unrecognized_chunk_cause(raw: &braid_wire::RawChunk) -> ErrorCause {
+        ErrorCause::UnrecognizedChunkType(Bytes::from(raw.to_wire()))
+    }
+}
+
+impl SendQueue {
+    /// Sum of the paths' flight sizes.
+    fn flight_total_cached(&self, paths: &[crate::path::Path]) -> usize {
+        paths.iter().map(|p| p.flight_size).sum()
+    }
+}

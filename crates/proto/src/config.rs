@@ -1,0 +1,121 @@
+//! Configuration with the defaults of RFC 9260 §16 ("Suggested SCTP Protocol Parameter
+//! Values"), every one overridable so the simulator can sweep it.
+
+use std::time::Duration;
+
+/// Settings of one association. `Default` gives the RFC 9260 values.
+#[derive(Debug, Clone)]
+pub struct AssociationConfig {
+    /// RTO.Initial (RFC 9260 §16): 1 s.
+    pub rto_initial: Duration,
+    /// RTO.Min: 1 s.
+    pub rto_min: Duration,
+    /// RTO.Max: 60 s.
+    pub rto_max: Duration,
+    /// RTO.Alpha: 1/8.
+    pub rto_alpha: f64,
+    /// RTO.Beta: 1/4.
+    pub rto_beta: f64,
+    /// Max.Burst: 4 packets sent at once at most (RFC 9260 §6.1).
+    pub max_burst: u32,
+    /// Association.Max.Retrans: 10 consecutive errors fail the association.
+    pub association_max_retrans: u32,
+    /// Path.Max.Retrans: 5 consecutive errors make a path inactive.
+    pub path_max_retrans: u32,
+    /// Max.Init.Retransmits: 8 attempts of INIT or COOKIE-ECHO.
+    pub max_init_retransmits: u32,
+    /// HB.interval: 30 s between heartbeats on an idle path (plus RTO and jitter).
+    pub hb_interval: Duration,
+    /// Whether heartbeats are sent at all.
+    pub heartbeats: bool,
+    /// Delayed SACK timeout: 200 ms (RFC 9260 §6.2, at most 500 ms).
+    pub sack_delay: Duration,
+    /// SACK at least every this many packets carrying DATA: 2 (RFC 9260 §6.2).
+    pub sack_freq: u32,
+    /// Outbound streams asked for in INIT/INIT-ACK.
+    pub outbound_streams: u16,
+    /// Maximum inbound streams accepted.
+    pub max_inbound_streams: u16,
+    /// Send buffer: user data queued or in flight, in bytes.
+    pub send_buffer: usize,
+    /// Receive buffer: bytes received and not yet read by the application (a_rwnd).
+    pub recv_buffer: usize,
+    /// Largest message `send` accepts, in bytes (at most `send_buffer`).
+    pub max_message_size: usize,
+    /// Path MTU assumed before any discovery, in bytes of IP packet.
+    pub path_mtu: usize,
+    /// Whether SCTP packets are carried in UDP (RFC 6951): 8 more bytes of headers.
+    pub udp_encapsulation: bool,
+    /// Support PR-SCTP (RFC 3758), advertised with Forward-TSN-Supported.
+    pub pr_sctp: bool,
+    /// Nagle-like bundling delay for small messages (RFC 9260 §6.1 note; off by default).
+    pub nagle: bool,
+    /// A send-buffer-low event fires for a stream when its queued bytes drop below this.
+    pub stream_buffer_low: usize,
+    /// Duplicate TSNs reported in one SACK at most.
+    pub max_dup_tsns: usize,
+    /// Gap ack blocks reported in one SACK at most.
+    pub max_gap_blocks: usize,
+}
+
+impl Default for AssociationConfig {
+    fn default() -> Self {
+        Self {
+            rto_initial: Duration::from_secs(1),
+            rto_min: Duration::from_secs(1),
+            rto_max: Duration::from_secs(60),
+            rto_alpha: 0.125,
+            rto_beta: 0.25,
+            max_burst: 4,
+            association_max_retrans: 10,
+            path_max_retrans: 5,
+            max_init_retransmits: 8,
+            hb_interval: Duration::from_secs(30),
+            heartbeats: true,
+            sack_delay: Duration::from_millis(200),
+            sack_freq: 2,
+            outbound_streams: 16,
+            max_inbound_streams: 1024,
+            send_buffer: 1 << 20,
+            recv_buffer: 1 << 20,
+            max_message_size: 256 * 1024,
+            path_mtu: 1500,
+            udp_encapsulation: true,
+            pr_sctp: true,
+            nagle: false,
+            stream_buffer_low: 0,
+            max_dup_tsns: 16,
+            max_gap_blocks: 64,
+        }
+    }
+}
+
+/// Settings of an endpoint (the SCTP instance of one host and port).
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// The local SCTP port.
+    pub port: u16,
+    /// Whether INITs from peers are answered (a listening endpoint).
+    pub listen: bool,
+    /// Valid.Cookie.Life (RFC 9260 §16): 60 s.
+    pub valid_cookie_life: Duration,
+    /// Secret keying the State Cookie HMAC; drawn from the endpoint's RNG if `None`.
+    pub cookie_secret: Option<[u8; 32]>,
+    /// Associations at most; INITs beyond are answered with ABORT (Out of Resource).
+    pub max_associations: usize,
+    /// Settings of every association this endpoint creates.
+    pub association: AssociationConfig,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        Self {
+            port: 5001,
+            listen: false,
+            valid_cookie_life: Duration::from_secs(60),
+            cookie_secret: None,
+            max_associations: 1024,
+            association: AssociationConfig::default(),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! A path: one (local address, remote address) pair of an association with its own RTO,
+//! congestion window, error counter and heartbeat state (RFC 9260 §6.3, §7.2, §8.2, §8.3).
+
+pub(crate) mod rto;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::cc::Reno;
+use crate::config::AssociationConfig;
+use crate::time::Instant;
+use rto::RttEstimator;
+
+/// Index of a path within its association.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct PathId(pub u16);
+
+/// Reachability of a path (RFC 9260 §8.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathState {
+    /// Usable.
+    Active,
+    /// Path.Max.Retrans consecutive errors: not used until a heartbeat gets through.
+    Inactive,
+}
+
+/// Bytes of IP (and UDP) headers in front of the SCTP packet on a path.
+pub(crate) fn header_overhead(remote: &SocketAddr, udp: bool) -> usize {
+    let ip = if remote.is_ipv4() { 20 } else { 40 };
+    ip + if udp { 8 } else { 0 }
+}
+
+/// Per-path counters, exposed in [`PathInfo`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathStats {
+    /// SCTP packets sent.
+    pub packets_sent: u64,
+    /// Bytes of SCTP packets sent.
+    pub bytes_sent: u64,
+    /// DATA chunks sent for the first time.
+    pub data_chunks_sent: u64,
+    /// DATA chunks retransmitted (fast and timeout).
+    pub retransmissions: u64,
+    /// DATA chunks fast-retransmitted.
+    pub fast_retransmissions: u64,
+    /// T3-rtx expirations.
+    pub timeouts: u64,
+}
+
+/// A snapshot of a path for the application and the drivers' statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathInfo {
+    /// Path index.
+    pub id: PathId,
+    /// Local address (unspecified: the driver chooses).
+    pub local: SocketAddr,
+    /// Remote address.
+    pub remote: SocketAddr,
+    /// Reachability.
+    pub state: PathState,
+    /// Whether this is the primary path.
+    pub primary: bool,
+    /// Smoothed RTT, if measured.
+    pub srtt: Option<Duration>,
+    /// Current RTO.
+    pub rto: Duration,
+    /// Congestion window, bytes.
+    pub cwnd: usize,
+    /// Slow-start threshold, bytes.
+    pub ssthresh: usize,
+    /// Bytes in flight.
+    pub flight_size: usize,
+    /// Largest SCTP packet, bytes (path MTU less IP/UDP headers).
+    pub mtu: usize,
+    /// Counters.
+    pub stats: PathStats,
+}
+
+/// Heartbeat bookkeeping (RFC 9260 §8.3).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HeartbeatState {
+    /// When the next heartbeat is due or the outstanding one expires.
+    pub(crate) timer: Option<Instant>,
+    /// Nonce and send time of the unanswered heartbeat.
+    pub(crate) outstanding: Option<(u64, Instant)>,
+}
+
+/// State of one path.
+#[derive(Debug, Clone)]
+pub(crate) struct Path {
+    pub(crate) id: PathId,
+    pub(crate) local: SocketAddr,
+    pub(crate) remote: SocketAddr,
+    pub(crate) state: PathState,
+    /// Largest SCTP packet (common header included) the path carries.
+    pub(crate) mtu: usize,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) cc: Reno,
+    /// Bytes of DATA sent on this path and neither acknowledged nor marked lost.
+    pub(crate) flight_size: usize,
+    /// Consecutive unanswered retransmissions/heartbeats (RFC 9260 §8.2).
+    pub(crate) error_count: u32,
+    /// T3-rtx deadline.
+    pub(crate) t3_rtx: Option<Instant>,
+    pub(crate) heartbeat: HeartbeatState,
+    /// Last time DATA was sent here (idle detection, §7.2.1).
+    pub(crate) last_data_sent: Instant,
+    /// Fast recovery: exit when the cumulative ack reaches this TSN (§7.2.4).
+    pub(crate) fast_recovery_exit: Option<u32>,
+    /// One packet of fast retransmissions may go out regardless of cwnd (§7.2.4 step 3).
+    pub(crate) fast_rtx_packet_allowed: bool,
+    /// TSN and send time of the chunk timing this round trip (one sample per RTT, §6.3.1).
+    pub(crate) rtt_probe: Option<(u32, Instant)>,
+    pub(crate) stats: PathStats,
+}
+
+impl Path {
+    pub(crate) fn new(
+        id: PathId,
+        local: SocketAddr,
+        remote: SocketAddr,
+        cfg: &AssociationConfig,
+        peer_rwnd: usize,
+        now: Instant,
+    ) -> Self {
+        let mtu = cfg
+            .path_mtu
+            .saturating_sub(header_overhead(&remote, cfg.udp_encapsulation))
+            .max(256);
+        Self {
+            id,
+            local,
+            remote,
+            state: PathState::Active,
+            mtu,
+            rtt: RttEstimator::new(cfg),
+            cc: Reno::new(mtu, peer_rwnd),
+            flight_size: 0,
+            error_count: 0,
+            t3_rtx: None,
+            heartbeat: HeartbeatState::default(),
+            last_data_sent: now,
+            fast_recovery_exit: None,
+            fast_rtx_packet_allowed: false,
+            rtt_probe: None,
+            stats: PathStats::default(),
+        }
+    }
+
+    pub(crate) fn info(&self, primary: bool) -> PathInfo {
+        PathInfo {
+            id: self.id,
+            local: self.local,
+            remote: self.remote,
+            state: self.state,
+            primary,
+            srtt: self.rtt.srtt(),
+            rto: self.rtt.rto(),
+            cwnd: self.cc.cwnd,
+            ssthresh: self.cc.ssthresh,
+            flight_size: self.flight_size,
+            mtu: self.mtu,
+            stats: self.stats,
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The receive side: which TSNs arrived (for SACKs) and reassembly into messages.
+
+pub(crate) mod reassembly;
+pub(crate) mod tsn_map;

@@ -1,0 +1,274 @@
+//! An in-memory pair harness: two endpoints, a virtual clock, and a deterministic seeded
+//! wire that can drop, duplicate, delay and reorder datagrams in each direction.
+#![allow(
+    dead_code,
+    unreachable_pub,
+    clippy::unwrap_used,
+    clippy::type_complexity
+)]
+
+pub mod traffic;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use braid_proto::{AssocId, AssociationConfig, Endpoint, EndpointConfig, Event, Instant};
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Impairments of one direction.
+#[derive(Debug, Clone)]
+pub struct Wire {
+    /// One-way delay.
+    pub delay: Duration,
+    /// Probability a datagram is lost.
+    pub loss: f64,
+    /// Probability a datagram is delivered twice.
+    pub duplicate: f64,
+    /// Probability a datagram is held back by up to `reorder_delay` (so later ones pass it).
+    pub reorder: f64,
+    /// How long a reordered datagram is held at most.
+    pub reorder_delay: Duration,
+}
+
+impl Default for Wire {
+    fn default() -> Self {
+        Self {
+            delay: Duration::from_millis(10),
+            loss: 0.0,
+            duplicate: 0.0,
+            reorder: 0.0,
+            reorder_delay: Duration::from_millis(5),
+        }
+    }
+}
+
+impl Wire {
+    /// A lossy, duplicating, reordering wire.
+    pub fn hostile(loss: f64, duplicate: f64, reorder: f64) -> Self {
+        Self {
+            loss,
+            duplicate,
+            reorder,
+            ..Self::default()
+        }
+    }
+}
+
+/// Which way a datagram travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Dir {
+    /// Client to server.
+    ToServer,
+    /// Server to client.
+    ToClient,
+}
+
+/// Two endpoints joined by two wires.
+pub struct Pair {
+    pub now: Instant,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub client_addr: SocketAddr,
+    pub server_addr: SocketAddr,
+    pub to_server: Wire,
+    pub to_client: Wire,
+    rng: ChaCha8Rng,
+    queue: BinaryHeap<Reverse<(Instant, u64, Dir, Vec<u8>)>>,
+    seq: u64,
+    /// Every datagram put on either wire (before impairment), for packet-level checks.
+    pub log: Vec<(Instant, Dir, Bytes)>,
+    pub keep_log: bool,
+    buf: Vec<u8>,
+    /// Events seen, per side.
+    pub client_events: Vec<(AssocId, Event)>,
+    pub server_events: Vec<(AssocId, Event)>,
+}
+
+impl Pair {
+    /// A client and a listening server with these association settings, and a seed.
+    pub fn new(cfg: AssociationConfig, seed: u64) -> Self {
+        let client = Endpoint::new(
+            EndpointConfig {
+                port: 5000,
+                association: cfg.clone(),
+                ..Default::default()
+            },
+            seed ^ 0xc11e,
+        );
+        let server = Endpoint::new(
+            EndpointConfig {
+                port: 5001,
+                listen: true,
+                association: cfg,
+                ..Default::default()
+            },
+            seed ^ 0x5e7,
+        );
+        Self {
+            now: Instant::ZERO,
+            client,
+            server,
+            client_addr: "10.0.0.1:9899".parse().unwrap(),
+            server_addr: "10.0.0.2:9899".parse().unwrap(),
+            to_server: Wire::default(),
+            to_client: Wire::default(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            queue: BinaryHeap::new(),
+            seq: 0,
+            log: Vec::new(),
+            keep_log: false,
+            buf: Vec::with_capacity(2048),
+            client_events: Vec::new(),
+            server_events: Vec::new(),
+        }
+    }
+
+    /// Starts an association from the client and runs until both sides are connected.
+    pub fn connect(&mut self) -> (AssocId, AssocId) {
+        let c = self
+            .client
+            .connect(self.now, self.client_addr, self.server_addr, 5001)
+            .unwrap();
+        let deadline = self.now + Duration::from_secs(120);
+        let mut server_id = None;
+        self.run_until(deadline, |p| {
+            if server_id.is_none() {
+                server_id = p.server.accept();
+            }
+            let client_up = p
+                .client_events
+                .iter()
+                .any(|(id, e)| *id == c && *e == Event::Connected);
+            client_up && server_id.is_some()
+        });
+        (c, server_id.expect("server accepted no association"))
+    }
+
+    fn flush(&mut self) {
+        for dir in [Dir::ToServer, Dir::ToClient] {
+            loop {
+                self.buf.clear();
+                let ep = match dir {
+                    Dir::ToServer => &mut self.client,
+                    Dir::ToClient => &mut self.server,
+                };
+                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else {
+                    break;
+                };
+                let bytes = self.buf[..t.size].to_vec();
+                self.send(dir, bytes);
+            }
+        }
+        while let Some(e) = self.client.poll_event() {
+            self.client_events.push(e);
+        }
+        while let Some(e) = self.server.poll_event() {
+            self.server_events.push(e);
+        }
+    }
+
+    fn send(&mut self, dir: Dir, bytes: Vec<u8>) {
+        if self.keep_log {
+            self.log.push((self.now, dir, Bytes::from(bytes.clone())));
+        }
+        let w = match dir {
+            Dir::ToServer => self.to_server.clone(),
+            Dir::ToClient => self.to_client.clone(),
+        };
+        if self.rng.random_bool(w.loss) {
+            return;
+        }
+        let copies = if self.rng.random_bool(w.duplicate) {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let mut at = self.now + w.delay;
+            if self.rng.random_bool(w.reorder) {
+                let extra = self
+                    .rng
+                    .random_range(0..=w.reorder_delay.as_micros() as u64);
+                at += Duration::from_micros(extra);
+            }
+            self.seq += 1;
+            self.queue.push(Reverse((at, self.seq, dir, bytes.clone())));
+        }
+    }
+
+    /// Injects a raw datagram as if it came over the wire now.
+    pub fn inject(&mut self, dir: Dir, bytes: Vec<u8>) {
+        self.deliver(dir, Bytes::from(bytes));
+        self.flush();
+    }
+
+    fn deliver(&mut self, dir: Dir, bytes: Bytes) {
+        match dir {
+            Dir::ToServer => {
+                self.server
+                    .handle_datagram(self.now, self.server_addr, self.client_addr, bytes)
+            }
+            Dir::ToClient => {
+                self.client
+                    .handle_datagram(self.now, self.client_addr, self.server_addr, bytes)
+            }
+        }
+    }
+
+    /// Advances to the next event (a delivery or a timer) and processes it. Returns false
+    /// when nothing at all is pending.
+    pub fn step(&mut self) -> bool {
+        self.flush();
+        let next_packet = self.queue.peek().map(|Reverse((t, ..))| *t);
+        let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
+        let next = match (next_packet, next_timer) {
+            (None, None) => return false,
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (Some(a), Some(b)) => a.min(b),
+        };
+        self.now = self.now.max(next);
+        while let Some(Reverse((t, ..))) = self.queue.peek() {
+            if *t > self.now {
+                break;
+            }
+            let Some(Reverse((_, _, dir, bytes))) = self.queue.pop() else {
+                break;
+            };
+            self.deliver(dir, Bytes::from(bytes));
+        }
+        self.client.handle_timeout(self.now);
+        self.server.handle_timeout(self.now);
+        self.flush();
+        true
+    }
+
+    /// Steps until `done` holds or the virtual clock passes `deadline`. Returns `done`.
+    pub fn run_until(
+        &mut self,
+        deadline: Instant,
+        mut done: impl FnMut(&mut Self) -> bool,
+    ) -> bool {
+        loop {
+            if done(self) {
+                return true;
+            }
+            if self.now > deadline || !self.step() {
+                return done(self);
+            }
+        }
+    }
+
+    /// Runs for `d` of virtual time.
+    pub fn run_for(&mut self, d: Duration) {
+        let end = self.now + d;
+        self.run_until(end, |p| p.now >= end);
+    }
+}
