@@ -480,7 +480,10 @@ impl Association {
         if wrote {
             let rto = self.paths[pi].rtt.rto();
             let p = &mut self.paths[pi];
-            p.last_data_sent = now;
+            if new_data {
+                // Only chunks that can time a round trip make a path non-idle (§8.3).
+                p.last_data_sent = now;
+            }
             // R1: start T3-rtx if it is not running (RFC 9260 §6.3.2).
             if p.t3_rtx.is_none() {
                 p.t3_rtx = Some(now + rto);
