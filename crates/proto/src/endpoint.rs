@@ -110,6 +110,9 @@ impl Endpoint {
             return Err(ConnectError::AlreadyConnected(remote));
         }
         if self.assocs.len() >= self.cfg.max_associations {
+            self.prune();
+        }
+        if self.assocs.len() >= self.cfg.max_associations {
             return Err(ConnectError::TooManyAssociations);
         }
         let rng = self.child_rng();
@@ -228,6 +231,9 @@ impl Endpoint {
                 if init.initiate_tag == 0 {
                     return; // §3.3.2.
                 }
+                if self.assocs.len() >= self.cfg.max_associations {
+                    self.prune();
+                }
                 let reply = if !listening {
                     Abort {
                         t_bit: false,
@@ -282,6 +288,9 @@ impl Endpoint {
                             || c.local_port != h.dst_port
                         {
                             return;
+                        }
+                        if self.assocs.len() >= self.cfg.max_associations {
+                            self.prune();
                         }
                         if self.assocs.len() >= self.cfg.max_associations {
                             let abort = Abort {
@@ -385,6 +394,17 @@ impl Endpoint {
             if a.poll_timeout().is_some_and(|t| t <= now) {
                 a.handle_timeout(now);
             }
+        }
+    }
+
+    /// Forgets closed associations that have nothing left to send, report or read. Done
+    /// automatically when `max_associations` is reached, so closed associations the
+    /// application never removes cannot lock the endpoint.
+    pub fn prune(&mut self) {
+        let drained: Vec<AssocId> =
+            self.assocs.iter().filter(|(_, a)| a.is_drained()).map(|(id, _)| *id).collect();
+        for id in drained {
+            self.remove(id);
         }
     }
 

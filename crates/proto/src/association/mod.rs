@@ -201,6 +201,14 @@ impl Association {
         self.state == State::Closed
     }
 
+    /// Closed, with nothing left to send, report or read: the endpoint may forget it.
+    pub fn is_drained(&self) -> bool {
+        self.state == State::Closed
+            && self.standalone.is_empty()
+            && self.events.is_empty()
+            && !self.reasm.has_ready()
+    }
+
     /// Why the association closed, once it has.
     pub fn close_reason(&self) -> Option<&CloseReason> {
         self.close_reason.as_ref()
