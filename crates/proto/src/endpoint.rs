@@ -401,8 +401,12 @@ impl Endpoint {
     /// automatically when `max_associations` is reached, so closed associations the
     /// application never removes cannot lock the endpoint.
     pub fn prune(&mut self) {
-        let drained: Vec<AssocId> =
-            self.assocs.iter().filter(|(_, a)| a.is_drained()).map(|(id, _)| *id).collect();
+        let drained: Vec<AssocId> = self
+            .assocs
+            .iter()
+            .filter(|(_, a)| a.is_drained())
+            .map(|(id, _)| *id)
+            .collect();
         for id in drained {
             self.remove(id);
         }
