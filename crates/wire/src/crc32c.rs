@@ -20,7 +20,9 @@ pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
 /// gives a meaningless value (callers check the length first).
 #[inline]
 pub fn sctp_checksum(packet: &[u8]) -> u32 {
-    let head = packet.get(..8).unwrap_or(packet);
-    let crc = crc32c_append(crc32c(head), &[0; 4]);
-    crc32c_append(crc, packet.get(12..).unwrap_or(&[]))
+    // Two calls, not three: the header with its zeroed checksum field, then the chunks.
+    let mut head = [0u8; 12];
+    let n = packet.len().min(8);
+    head[..n].copy_from_slice(&packet[..n]);
+    crc32c_append(crc32c(&head), packet.get(12..).unwrap_or(&[]))
 }
