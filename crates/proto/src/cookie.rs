@@ -83,6 +83,9 @@ pub(crate) enum CookieError {
         staleness: Duration,
         /// The peer's tag, for the ERROR's verification tag.
         peer_tag: u32,
+        /// Our tag in the cookie, which the packet's verification tag must equal
+        /// (§5.1.5 step 3 comes before the age check of step 4).
+        local_tag: u32,
     },
 }
 
@@ -154,6 +157,7 @@ impl StateCookie {
             return Err(CookieError::Stale {
                 staleness: now - expiry,
                 peer_tag: c.peer_tag,
+                local_tag: c.local_tag,
             });
         }
         Ok(c)
@@ -254,7 +258,8 @@ mod tests {
             StateCookie::open(&KEY, &sealed, now),
             Err(CookieError::Stale {
                 staleness: Duration::from_secs(5),
-                peer_tag: 2
+                peer_tag: 2,
+                local_tag: 1
             })
         );
     }

@@ -205,10 +205,17 @@ impl Endpoint {
         h: CommonHeader,
         packet: &Bytes,
     ) {
-        let mut chunks = raw_chunks(packet);
-        let Some(Ok(first)) = chunks.next() else {
+        // §8.4 looks at every chunk of the packet; a malformed one discards it.
+        let Ok(all) = raw_chunks(packet).collect::<Result<Vec<_>, _>>() else {
             return;
         };
+        let Some(first) = all.first().cloned() else {
+            return;
+        };
+        let contains = |t: ChunkType| all.iter().any(|c| c.chunk_type == t);
+        if contains(ChunkType::ABORT) {
+            return; // §8.4 item 2.
+        }
         let reply_header = |vtag: u32| CommonHeader {
             src_port: h.dst_port,
             dst_port: h.src_port,
@@ -217,12 +224,8 @@ impl Endpoint {
         };
         let listening = self.cfg.listen && h.dst_port == self.cfg.port;
         match first.chunk_type {
-            ChunkType::ABORT
-            | ChunkType::SHUTDOWN_COMPLETE
-            | ChunkType::COOKIE_ACK
-            | ChunkType::ERROR => {}
             ChunkType::INIT => {
-                if h.verification_tag != 0 || chunks.next().is_some() {
+                if h.verification_tag != 0 || all.len() > 1 {
                     return; // §8.5.1 A, §6.10.
                 }
                 let Some(Ok(init)) = first.decode_as::<Init>() else {
@@ -322,7 +325,11 @@ impl Endpoint {
                     Err(CookieError::Stale {
                         staleness,
                         peer_tag,
+                        local_tag,
                     }) => {
+                        if local_tag != h.verification_tag {
+                            return; // §5.1.5 step 3 comes before the age check.
+                        }
                         let us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
                         let e = ErrorChunk {
                             causes: vec![ErrorCause::StaleCookie { staleness_us: us }],
@@ -332,11 +339,13 @@ impl Endpoint {
                     Err(CookieError::Invalid) => {}
                 }
             }
-            ChunkType::SHUTDOWN_ACK => {
+            _ if contains(ChunkType::SHUTDOWN_ACK) => {
                 // §8.4 item 5: SHUTDOWN-COMPLETE with the T bit, tag reflected.
                 let sc = ShutdownComplete { t_bit: true };
                 self.send_stateless(local, remote, reply_header(h.verification_tag), sc.into());
             }
+            _ if contains(ChunkType::SHUTDOWN_COMPLETE) || contains(ChunkType::COOKIE_ACK) => {}
+            _ if all.iter().any(is_stale_cookie_error) => {} // §8.4 item 7.
             _ => {
                 // §8.4 item 8: ABORT with the T bit, tag reflected.
                 let abort = Abort {
@@ -460,4 +469,10 @@ impl Endpoint {
         }
         None
     }
+}
+
+/// Whether a raw chunk is an ERROR carrying a Stale Cookie cause.
+fn is_stale_cookie_error(c: &braid_wire::RawChunk) -> bool {
+    matches!(c.decode_as::<ErrorChunk>(), Some(Ok(e))
+        if e.causes.iter().any(|c| matches!(c, ErrorCause::StaleCookie { .. })))
 }

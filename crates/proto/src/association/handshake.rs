@@ -463,19 +463,30 @@ impl Association {
 
     /// A COOKIE-ECHO for this association: the table of RFC 9260 §5.2.4.
     /// Returns whether processing of the packet goes on.
-    pub(super) fn on_cookie_echo(&mut self, now: Instant, echo: &CookieEcho) -> bool {
+    pub(super) fn on_cookie_echo(&mut self, now: Instant, vtag: u32, echo: &CookieEcho) -> bool {
         let cookie = match StateCookie::open(&self.key.secret, &echo.cookie, now) {
             Ok(c) => c,
             Err(CookieError::Invalid) => return false,
-            Err(CookieError::Stale { staleness, .. }) => {
+            Err(CookieError::Stale {
+                staleness,
+                peer_tag,
+                local_tag,
+            }) => {
+                if local_tag != vtag {
+                    return false; // §5.1.5 step 3 before step 4.
+                }
                 let us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
                 let e = ErrorChunk {
                     causes: vec![ErrorCause::StaleCookie { staleness_us: us }],
                 };
-                self.queue_standalone(self.peer_tag, e);
+                // The ERROR goes to the incarnation that sent the cookie (§5.1.5 step 4).
+                self.queue_standalone(peer_tag, e);
                 return false;
             }
         };
+        if cookie.local_tag != vtag {
+            return false; // §5.1.5 step 3: the packet must carry the cookie's tag.
+        }
         let local_same = cookie.local_tag == self.local_tag;
         let peer_same = cookie.peer_tag == self.peer_tag;
         let primary = self.primary;
@@ -495,7 +506,7 @@ impl Association {
                 );
                 return false;
             }
-            self.reset_send_side();
+            self.reset_for_restart();
             self.adopt_cookie(&cookie);
             self.events.push_back(Event::Restarted);
             self.queue_control(primary, CookieAck);

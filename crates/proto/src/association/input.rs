@@ -158,7 +158,7 @@ impl Association {
                 Chunk::Init(i) => self.on_init(now, i, remote),
                 Chunk::InitAck(a) => self.on_init_ack(now, a),
                 Chunk::CookieEcho(e) => {
-                    if !self.on_cookie_echo(now, &e) {
+                    if !self.on_cookie_echo(now, h.verification_tag, &e) {
                         return;
                     }
                     cookie_checked = true;

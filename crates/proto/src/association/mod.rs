@@ -133,6 +133,8 @@ pub struct Association {
     tx: SendQueue,
     tsn_map: TsnMap,
     reasm: Reassembly,
+    /// Messages received before a peer restart, still to be read.
+    carried: VecDeque<ReceivedMessage>,
     inbound_streams: u16,
     sack: rx::SackState,
     control: VecDeque<Control>,
@@ -162,6 +164,7 @@ impl Association {
             tx: SendQueue::new(cfg.outbound_streams),
             tsn_map: TsnMap::new(0, cfg.max_dup_tsns),
             reasm: Reassembly::new(cfg.max_inbound_streams),
+            carried: VecDeque::new(),
             inbound_streams: cfg.max_inbound_streams,
             sack: rx::SackState::default(),
             cfg,
@@ -207,6 +210,7 @@ impl Association {
             && self.standalone.is_empty()
             && self.events.is_empty()
             && !self.reasm.has_ready()
+            && self.carried.is_empty()
     }
 
     /// Why the association closed, once it has.
@@ -294,7 +298,10 @@ impl Association {
 
     /// The next received message, in delivery order.
     pub fn recv(&mut self) -> Option<ReceivedMessage> {
-        let m = self.reasm.pop()?;
+        let m = match self.carried.pop_front() {
+            Some(m) => m,
+            None => self.reasm.pop()?,
+        };
         self.stats.messages_received += 1;
         self.stats.bytes_received += m.data.len() as u64;
         self.on_read();

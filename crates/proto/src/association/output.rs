@@ -1,7 +1,7 @@
 //! Building packets (bundling, RFC 9260 §6.10) and running timers.
 
-use braid_wire::COMMON_HEADER_LEN;
 use braid_wire::packet::write_checksum;
+use braid_wire::{COMMON_HEADER_LEN, Chunk};
 
 use super::{Association, State, Transmit};
 use crate::path::PathId;
@@ -40,31 +40,14 @@ impl Association {
         let pi = path.0 as usize;
         put_header(buf, self.local_port, self.peer_port, self.peer_tag);
         let mut room = self.paths[pi].mtu - COMMON_HEADER_LEN;
-        // Control chunks for this path, in the order queued (COOKIE-ECHO is first).
-        let mut i = 0;
-        while i < self.control.len() {
-            if self.control[i].path != path {
-                i += 1;
-                continue;
-            }
-            let before = buf.len();
-            let fits = self.control[i].chunk.encode(buf).is_ok() && buf.len() - before <= room;
-            if !fits {
-                buf.truncate(before);
-                if before == start + COMMON_HEADER_LEN {
-                    // Larger than the path MTU on its own: it can never be sent.
-                    tracing::warn!("control chunk larger than the path MTU dropped");
-                    self.control.remove(i);
-                    continue;
-                }
-                break;
-            }
-            room -= buf.len() - before;
-            self.control.remove(i);
-        }
+        // COOKIE-ECHO and COOKIE-ACK lead the packet (RFC 9260 §5.1), then the SACK, then
+        // other control chunks (an ERROR follows the SACK it goes with, §6.5).
+        self.write_control(path, buf, start, &mut room, true);
         let handshaking = matches!(self.state, State::CookieWait | State::CookieEchoed);
         let data_ready = !handshaking && self.has_data_to_send(path);
-        let bundling = data_ready || buf.len() > start + COMMON_HEADER_LEN;
+        let bundling = data_ready
+            || buf.len() > start + COMMON_HEADER_LEN
+            || self.control.iter().any(|c| c.path == path);
         if !handshaking && self.sack_wanted(bundling) {
             let before = buf.len();
             let sack = self.make_sack();
@@ -75,6 +58,7 @@ impl Association {
                 room -= buf.len() - before;
             }
         }
+        self.write_control(path, buf, start, &mut room, false);
         if !handshaking
             && self.features.pr_sctp
             && let Some(f) = self.forward_tsn_chunk()
@@ -105,6 +89,41 @@ impl Association {
             remote: p.remote,
             size,
         })
+    }
+
+    /// Writes queued control chunks for `path` that fit: the handshake ones if `leading`,
+    /// the others otherwise, in the order they were queued.
+    fn write_control(
+        &mut self,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        start: usize,
+        room: &mut usize,
+        leading: bool,
+    ) {
+        let mut i = 0;
+        while i < self.control.len() {
+            let c = &self.control[i];
+            let is_leading = matches!(c.chunk, Chunk::CookieEcho(_) | Chunk::CookieAck(_));
+            if c.path != path || is_leading != leading {
+                i += 1;
+                continue;
+            }
+            let before = buf.len();
+            let fits = c.chunk.encode(buf).is_ok() && buf.len() - before <= *room;
+            if !fits {
+                buf.truncate(before);
+                if before == start + COMMON_HEADER_LEN {
+                    // Larger than the path MTU on its own: it can never be sent.
+                    tracing::warn!("control chunk larger than the path MTU dropped");
+                    self.control.remove(i);
+                    continue;
+                }
+                break;
+            }
+            *room -= buf.len() - before;
+            self.control.remove(i);
+        }
     }
 
     /// cwnd = max(cwnd/2, 4*MTU) per RTO the path spent without sending (RFC 9260 §7.2.1).

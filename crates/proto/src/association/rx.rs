@@ -142,9 +142,12 @@ impl Association {
             self.sack.timer = Some(now + self.cfg.sack_delay);
         }
         if self.state == State::ShutdownSent {
+            // §9.2: answer DATA with SHUTDOWN and restart T2-shutdown.
             let cum = self.tsn_map.cum_tsn();
             self.queue_control(path, braid_wire::chunk::Shutdown { cum_tsn_ack: cum });
             self.sack.due = true;
+            let rto = self.paths[path.0 as usize].rtt.rto();
+            self.t2 = Some(now + rto);
         }
     }
 

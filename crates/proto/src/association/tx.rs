@@ -220,6 +220,8 @@ impl SendQueue {
         for s in &mut self.streams {
             s.queue.clear();
             s.buffered = 0;
+            s.next_ssn = 0;
+            s.low_armed = false;
         }
         self.ready.clear();
         self.current = None;
@@ -871,14 +873,22 @@ impl Association {
         }))
     }
 
-    /// Drops the message queues after a peer restart; returns nothing (RFC 9260 §5.2.4 A).
-    pub(super) fn reset_send_side(&mut self) {
+    /// A peer restart is handled as an ABORT followed by a new association (RFC 9260
+    /// §5.2.4 A): queues, SSNs, error counters and path estimates start afresh.
+    pub(super) fn reset_for_restart(&mut self) {
         self.tx.clear();
+        self.error_count = 0;
+        let cfg = self.cfg.clone();
         for p in &mut self.paths {
             p.flight_size = 0;
             p.t3_rtx = None;
             p.rtt_probe = None;
             p.fast_recovery_exit = None;
+            p.fast_rtx_packet_allowed = false;
+            p.error_count = 0;
+            p.state = PathState::Active;
+            p.rtt = crate::path::rto::RttEstimator::new(&cfg);
+            p.heartbeat = Default::default();
         }
     }
 

@@ -7,6 +7,7 @@
     clippy::type_complexity
 )]
 
+pub mod script;
 pub mod traffic;
 
 use std::cmp::Reverse;
