@@ -56,6 +56,8 @@ pub struct Endpoint {
     // BTreeMap: iteration order (and so packet order) is deterministic.
     assocs: BTreeMap<AssocId, Association>,
     by_peer: HashMap<(IpAddr, u16), AssocId>,
+    /// The last demultiplexing result: bulk traffic hits it almost always.
+    last_peer: Option<((IpAddr, u16), AssocId)>,
     next_id: u32,
     outgoing: VecDeque<Outgoing>,
     incoming: VecDeque<AssocId>,
@@ -83,6 +85,7 @@ impl Endpoint {
             rng,
             assocs: BTreeMap::new(),
             by_peer: HashMap::new(),
+            last_peer: None,
             next_id: 0,
             outgoing: VecDeque::new(),
             incoming: VecDeque::new(),
@@ -140,6 +143,7 @@ impl Endpoint {
         for ip in peers {
             self.by_peer.insert((*ip, peer_port), id);
         }
+        self.last_peer = None;
         self.assocs.insert(id, a);
         id
     }
@@ -168,6 +172,7 @@ impl Endpoint {
     pub fn remove(&mut self, id: AssocId) -> Option<Association> {
         let a = self.assocs.remove(&id)?;
         self.by_peer.retain(|_, v| *v != id);
+        self.last_peer = None;
         Some(a)
     }
 
@@ -185,11 +190,17 @@ impl Endpoint {
         let Ok(h) = CommonHeader::peek(&packet) else {
             return;
         };
-        if let Some(id) = self.by_peer.get(&(remote.ip(), h.src_port)).copied()
+        let key = (remote.ip(), h.src_port);
+        let found = match self.last_peer {
+            Some((k, id)) if k == key => Some(id),
+            _ => self.by_peer.get(&key).copied(),
+        };
+        if let Some(id) = found
             && let Some(a) = self.assocs.get_mut(&id)
             && h.dst_port == self.cfg.port
             && !a.is_closed()
         {
+            self.last_peer = Some((key, id));
             a.handle_verified(now, local, remote, &packet, false);
             return;
         }
@@ -442,16 +453,15 @@ impl Endpoint {
             });
         }
         // Round-robin over associations, starting after the last one that sent.
-        let ids: Vec<AssocId> = self
-            .assocs
-            .range(AssocId(self.cursor)..)
-            .chain(self.assocs.range(..AssocId(self.cursor)))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            if let Some(a) = self.assocs.get_mut(&id)
-                && let Some(t) = a.poll_transmit(now, buf)
-            {
+        let cursor = AssocId(self.cursor);
+        for (id, a) in self.assocs.range_mut(cursor..) {
+            if let Some(t) = a.poll_transmit(now, buf) {
+                self.cursor = id.0.wrapping_add(1);
+                return Some(t);
+            }
+        }
+        for (id, a) in self.assocs.range_mut(..cursor) {
+            if let Some(t) = a.poll_transmit(now, buf) {
                 self.cursor = id.0.wrapping_add(1);
                 return Some(t);
             }

@@ -57,6 +57,7 @@ impl Association {
             return;
         }
         let path = self.path_for(remote).unwrap_or(self.primary);
+        self.rx_datagram_len = packet.len();
         let mut chunks = raw_chunks(packet).peekable();
         let Some(Ok(first)) = chunks.peek() else {
             self.stats.packets_dropped += 1;

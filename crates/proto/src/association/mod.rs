@@ -144,6 +144,10 @@ pub struct Association {
     stats: AssociationStats,
     /// A SACK arrived since the last T3 expiry (zero-window probing, RFC 9260 §6.1).
     sack_since_t3: bool,
+    /// Size of the datagram being processed (to decide whether to copy small payloads).
+    rx_datagram_len: usize,
+    /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
+    scratch: (Vec<usize>, Vec<usize>),
 }
 
 impl Association {
@@ -191,6 +195,8 @@ impl Association {
             close_reason: None,
             stats: AssociationStats::default(),
             sack_since_t3: false,
+            rx_datagram_len: 0,
+            scratch: (Vec::new(), Vec::new()),
         }
     }
 
@@ -289,7 +295,7 @@ impl Association {
         let expires = opts.lifetime.map(|l| now + l);
         self.tx.push(stream, data, opts, expires);
         self.stats.messages_sent += 1;
-        if self.tx.flight_total() == 0 {
+        if self.paths.iter().all(|p| p.flight_size == 0) {
             // An idle sender starts a new burst (RFC 9260 §6.1 Max.Burst applies to bursts).
             self.tx.burst_budget = self.cfg.max_burst;
         }

@@ -110,7 +110,9 @@ impl Association {
             unordered: d.unordered,
             beginning: d.beginning,
             ending: d.ending,
-            data: if len < COPY_BELOW {
+            // A payload much smaller than its datagram is copied, so held memory stays
+            // within twice the bytes charged to the window.
+            data: if len < COPY_BELOW || len * 2 < self.rx_datagram_len {
                 bytes::Bytes::copy_from_slice(&d.user_data)
             } else {
                 d.user_data

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use braid_wire::chunk::{Data, ForwardTsn, ForwardTsnStream, GapAckBlock};
+use braid_wire::chunk::{ForwardTsn, ForwardTsnStream, GapAckBlock};
 use braid_wire::{Chunk, ErrorCause};
 use bytes::Bytes;
 
@@ -173,14 +173,6 @@ impl SendQueue {
             .map(|s| (s.buffered, s.queue.len()))
     }
 
-    pub(super) fn flight_total(&self) -> usize {
-        self.outstanding
-            .iter()
-            .filter(|s| s.in_flight)
-            .map(|s| s.data.len())
-            .sum()
-    }
-
     pub(super) fn has_unsent(&self) -> bool {
         self.queued_bytes > 0
     }
@@ -336,19 +328,22 @@ fn data_chunk_size(len: usize) -> usize {
 }
 
 fn encode_data(s: &Sent, buf: &mut Vec<u8>) {
-    let d = Data {
-        tsn: s.tsn,
-        stream_id: s.stream,
-        ssn: s.ssn,
-        ppid: s.ppid,
-        unordered: s.unordered,
-        beginning: s.beginning,
-        ending: s.ending,
-        immediate: s.immediate,
-        user_data: s.data.clone(),
-    };
-    // A chunk built from an MTU-sized fragment always fits its 16-bit length.
-    let _ = Chunk::Data(d).encode(buf);
+    // Written field by field (RFC 9260 §3.3.1) rather than through `Chunk::encode`: this is
+    // the hottest path of the sender.
+    let len = braid_wire::chunk::DATA_HEADER_LEN + s.data.len();
+    let flags = (u8::from(s.immediate) << 3)
+        | (u8::from(s.unordered) << 2)
+        | (u8::from(s.beginning) << 1)
+        | u8::from(s.ending);
+    buf.reserve(len + 3);
+    buf.extend_from_slice(&[0, flags]);
+    buf.extend_from_slice(&(len as u16).to_be_bytes());
+    buf.extend_from_slice(&s.tsn.to_be_bytes());
+    buf.extend_from_slice(&s.stream.to_be_bytes());
+    buf.extend_from_slice(&s.ssn.to_be_bytes());
+    buf.extend_from_slice(&s.ppid.to_be_bytes());
+    buf.extend_from_slice(&s.data);
+    buf.resize(buf.len() + (4 - (len & 3)) % 4, 0);
 }
 
 impl Association {
@@ -440,16 +435,23 @@ impl Association {
                 if p.flight_size >= p.cc.cwnd {
                     break;
                 }
-                let len = next.min(max_payload);
-                if data_chunk_size(len) > *room {
-                    break;
+                let mut cut = max_payload;
+                if data_chunk_size(next.min(max_payload)) > *room {
+                    // A message that is fragmented anyway fills the rest of this packet.
+                    let avail = room.saturating_sub(braid_wire::chunk::DATA_HEADER_LEN) & !3;
+                    if next > max_payload && avail >= 512 {
+                        cut = avail;
+                    } else {
+                        break;
+                    }
                 }
+                let len = next.min(cut);
                 // Zero-window probe: one chunk may be in flight whatever rwnd says (§6.1 A).
                 let flight = self.tx.flight_total_cached(&self.paths);
                 if len > self.tx.peer_rwnd && flight > 0 {
                     break;
                 }
-                let sent = match self.tx.next_chunk(max_payload, now, path) {
+                let sent = match self.tx.next_chunk(cut, now, path) {
                     None => break,
                     Some(Next::Dropped) => {
                         self.stats.abandoned_messages += 1;
@@ -506,8 +508,11 @@ impl Association {
         }
         self.sack_since_t3 = true;
         let npaths = self.paths.len();
-        let flight_before: Vec<usize> = self.paths.iter().map(|p| p.flight_size).collect();
-        let mut acked_on = vec![0usize; npaths];
+        let (mut flight_before, mut acked_on) = std::mem::take(&mut self.scratch);
+        flight_before.clear();
+        flight_before.extend(self.paths.iter().map(|p| p.flight_size));
+        acked_on.clear();
+        acked_on.resize(npaths, 0);
         let cum_advanced = cum != self.tx.cum_ack;
         let mut events = std::mem::take(&mut self.events);
         // Cumulative part.
@@ -595,6 +600,7 @@ impl Association {
             events.push_back(Event::Writable);
         }
         self.events = events;
+        self.scratch = (flight_before, acked_on);
         self.try_progress_shutdown(now);
     }
 
