@@ -1,0 +1,309 @@
+//! A scenario: the network, the association settings and the traffic of one simulation,
+//! as read from a TOML file (see `scenarios/` and the README). Values carry units
+//! ("10Mbit/s", "64KiB", "10ms"); see [`crate::units`].
+//!
+//! A scenario file may hold a `[sweep]` table; [`crate::sweep`] expands it into one
+//! [`Scenario`] per sweep point, each of which [`crate::run::run`] simulates once per seed.
+
+use serde::Deserialize;
+
+use crate::units::{Dur, Rate, Size};
+
+/// One simulation setup (a single sweep point).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Human-readable name.
+    pub name: String,
+    /// Simulated time, warm-up included.
+    pub duration: Dur,
+    /// Settling time before metrics are measured.
+    #[serde(default)]
+    pub warmup: Dur,
+    /// Seeds (runs) per sweep point.
+    #[serde(default = "default_seeds")]
+    pub seeds: u32,
+    /// Carry SCTP in UDP (RFC 6951): 8 more bytes per packet. Default: SCTP over IPv4
+    /// directly, as in the papers' setups.
+    #[serde(default)]
+    pub udp: bool,
+    /// The paths between the two hosts; path *i* joins interface *i* of each host.
+    #[serde(rename = "path")]
+    pub paths: Vec<PathSpec>,
+    /// A bottleneck shared by every path (dumbbell topology); none: independent paths.
+    #[serde(default)]
+    pub bottleneck: Option<BottleneckSpec>,
+    /// Association settings of the measured association.
+    #[serde(default)]
+    pub association: AssociationSpec,
+    /// Traffic sources of the measured association.
+    #[serde(rename = "traffic", default)]
+    pub traffic: Vec<TrafficSpec>,
+    /// Record a time series (cwnd, ssthresh, RTO, flight size per path...) every interval.
+    #[serde(default)]
+    pub timeseries: Option<Dur>,
+    /// Write a pcap of one path's forward link.
+    #[serde(default)]
+    pub pcap: Option<PcapSpec>,
+    /// The sweep table: parameter key → values. Consumed by [`crate::sweep`].
+    #[serde(default)]
+    pub sweep: toml::value::Table,
+}
+
+fn default_seeds() -> u32 {
+    1
+}
+
+fn default_queue() -> usize {
+    100
+}
+
+fn default_mtu() -> usize {
+    1500
+}
+
+/// One path: a forward (data) link and a reverse (acknowledgement) link with the same rate,
+/// delay and queue; impairments apply to the forward link unless named `reverse_*`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSpec {
+    /// Name used in metrics (`path_{name}_...`) and sweep keys (`path.{name}.delay`).
+    pub name: String,
+    /// Link rate.
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Dur,
+    /// Drop-tail FIFO capacity in packets.
+    #[serde(default = "default_queue")]
+    pub queue: usize,
+    /// IP MTU in bytes; larger packets are dropped.
+    #[serde(default = "default_mtu")]
+    pub mtu: usize,
+    /// Answer an oversized packet with an ICMP-like "too big" carrying the MTU.
+    #[serde(default)]
+    pub icmp_too_big: bool,
+    /// Bernoulli loss probability of the forward link.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bernoulli loss probability of the reverse link.
+    #[serde(default)]
+    pub reverse_loss: f64,
+    /// Gilbert–Elliott loss of the forward link (replaces `loss`).
+    #[serde(default)]
+    pub gilbert: Option<GilbertSpec>,
+    /// "Hiccup" reordering of 004_*.txt on the forward link.
+    #[serde(default)]
+    pub hiccup: Option<HiccupSpec>,
+    /// Delay spikes on the forward link: every packet in flight is held.
+    #[serde(default)]
+    pub spikes: Option<SpikeSpec>,
+    /// Failure windows: the path (both directions) is down from `from` to `to`.
+    #[serde(default)]
+    pub failures: Vec<FailureSpec>,
+    /// Rate changes over time (forward link).
+    #[serde(default)]
+    pub rate_changes: Vec<RateChangeSpec>,
+    /// Background traffic sharing the forward link's queue.
+    #[serde(default)]
+    pub background: Option<BackgroundSpec>,
+}
+
+/// Two-state Markov loss (Gilbert–Elliott).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertSpec {
+    /// Probability per packet of moving from the good to the bad state.
+    pub p_good_bad: f64,
+    /// Probability per packet of moving from the bad to the good state.
+    pub p_bad_good: f64,
+    /// Loss probability in the good state.
+    #[serde(default)]
+    pub loss_good: f64,
+    /// Loss probability in the bad state.
+    #[serde(default = "one")]
+    pub loss_bad: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Displaces a packet behind the next `displacement` packets, at a given rate (004_*.txt).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HiccupSpec {
+    /// Probability per packet of being displaced.
+    pub rate: f64,
+    /// Number of later packets that overtake it.
+    pub displacement: usize,
+}
+
+/// Delay spikes: intervals between spikes and spike lengths drawn uniformly from ranges.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpikeSpec {
+    /// Range of the time between two spikes.
+    pub interval: [Dur; 2],
+    /// Range of the length of one spike.
+    pub length: [Dur; 2],
+}
+
+/// The path is down (both directions, every packet dropped) from `from` to `to`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureSpec {
+    /// Start of the failure.
+    pub from: Dur,
+    /// End of the failure.
+    pub to: Dur,
+}
+
+/// The forward link's rate becomes `rate` at `at`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateChangeSpec {
+    /// When.
+    pub at: Dur,
+    /// New rate.
+    pub rate: Rate,
+}
+
+/// Cross traffic of fixed-size packets sharing the forward link (002_*.txt Fig. 14).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundSpec {
+    /// `constant` or `square` (on for half a period, off for the other half).
+    pub kind: BackgroundKind,
+    /// Rate while on.
+    pub rate: Rate,
+    /// Period of the square wave.
+    #[serde(default)]
+    pub period: Option<Dur>,
+    /// Size of each background packet in bytes.
+    #[serde(default = "default_mtu")]
+    pub packet_size: usize,
+}
+
+/// Shape of background traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackgroundKind {
+    /// Constant rate.
+    Constant,
+    /// On/off square wave.
+    Square,
+}
+
+/// A bottleneck link shared by all paths (dumbbell), optionally with competing flows.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BottleneckSpec {
+    /// Rate of the shared link.
+    pub rate: Rate,
+    /// Its one-way delay (added to the paths' own).
+    #[serde(default)]
+    pub delay: Dur,
+    /// Its drop-tail queue in packets.
+    #[serde(default = "default_queue")]
+    pub queue: usize,
+    /// Other hosts' saturated SCTP associations sharing it.
+    #[serde(default)]
+    pub competing_flows: u32,
+}
+
+/// Association settings; unset fields keep braid's (RFC 9260) defaults.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssociationSpec {
+    /// Send buffer.
+    pub send_buffer: Option<Size>,
+    /// Receive buffer (a_rwnd).
+    pub recv_buffer: Option<Size>,
+    /// RTO.Initial.
+    pub rto_initial: Option<Dur>,
+    /// RTO.Min.
+    pub rto_min: Option<Dur>,
+    /// RTO.Max.
+    pub rto_max: Option<Dur>,
+    /// Max.Burst.
+    pub max_burst: Option<u32>,
+    /// Delayed SACK timeout.
+    pub sack_delay: Option<Dur>,
+    /// SACK every this many packets.
+    pub sack_freq: Option<u32>,
+    /// HB.interval.
+    pub hb_interval: Option<Dur>,
+    /// Heartbeats on or off.
+    pub heartbeats: Option<bool>,
+    /// Path.Max.Retrans.
+    pub path_max_retrans: Option<u32>,
+    /// Association.Max.Retrans.
+    pub association_max_retrans: Option<u32>,
+    /// Outbound streams.
+    pub streams: Option<u16>,
+    /// Largest message accepted by send.
+    pub max_message_size: Option<Size>,
+}
+
+/// What the application of the measured association does.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum TrafficSpec {
+    /// Refills the send buffer whenever it has room, messages spread over the streams.
+    Saturated {
+        /// Streams used.
+        #[serde(default = "one_stream")]
+        streams: u16,
+        /// Message size in bytes.
+        #[serde(default = "default_message")]
+        message_size: usize,
+        /// Send unordered.
+        #[serde(default)]
+        unordered: bool,
+    },
+    /// Sends `bytes` once and measures the completion time.
+    Transfer {
+        /// Bytes to transfer.
+        bytes: Size,
+        /// Streams used.
+        #[serde(default = "one_stream")]
+        streams: u16,
+        /// Message size in bytes.
+        #[serde(default = "default_message")]
+        message_size: usize,
+    },
+    /// Alternates sending at `rate` for `on` and staying silent for `off`.
+    OnOff {
+        /// Sending rate while on.
+        rate: Rate,
+        /// On period.
+        on: Dur,
+        /// Off period.
+        off: Dur,
+        /// Streams used.
+        #[serde(default = "one_stream")]
+        streams: u16,
+        /// Message size in bytes.
+        #[serde(default = "default_message")]
+        message_size: usize,
+    },
+}
+
+fn one_stream() -> u16 {
+    1
+}
+
+fn default_message() -> usize {
+    1452
+}
+
+/// Which link to capture.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapSpec {
+    /// Path name.
+    pub path: String,
+    /// Capture the reverse link instead of the forward one.
+    #[serde(default)]
+    pub reverse: bool,
+}
