@@ -349,3 +349,75 @@ fn transfers_are_deterministic_for_a_seed() {
     assert_eq!(run(11), run(11));
     assert_ne!(run(11), run(12));
 }
+
+#[test]
+fn an_idle_association_is_kept_alive_and_measured_by_heartbeats() {
+    let mut p = Pair::new(AssociationConfig::default(), 10);
+    let (c, s) = p.connect();
+    assert_eq!(p.client.association(c).unwrap().paths()[0].srtt, None);
+    // HB.interval 30 s + RTO with jitter: a few heartbeats in 200 s of silence.
+    p.run_for(Duration::from_secs(200));
+    let path = &p.client.association(c).unwrap().paths()[0];
+    let srtt = path.srtt.expect("no RTT measured from HEARTBEAT-ACKs");
+    // One-way delay 10 ms each way.
+    assert!((srtt.as_secs_f64() - 0.020).abs() < 0.002, "{srtt:?}");
+    assert!(path.stats.packets_sent >= 4, "{:?}", path.stats);
+    assert_eq!(p.server.association(s).unwrap().state(), State::Established);
+    // A dead peer is found by heartbeats alone: Path.Max.Retrans, then Association.Max.Retrans.
+    p.to_server.loss = 1.0;
+    let deadline = p.now + Duration::from_secs(3600);
+    assert!(p.run_until(deadline, |p| p.client.association(c).unwrap().is_closed()));
+    assert_eq!(
+        closed_reason(&p.client_events, c),
+        Some(CloseReason::PeerUnreachable)
+    );
+    assert!(p.client_events.iter().any(|(i, e)| *i == c
+        && matches!(
+            e,
+            Event::PathState {
+                state: braid_proto::PathState::Inactive,
+                ..
+            }
+        )));
+}
+
+#[test]
+fn readable_and_stream_buffer_low_events_tell_the_application_when_to_act() {
+    let mut p = Pair::new(
+        AssociationConfig {
+            stream_buffer_low: 2000,
+            ..Default::default()
+        },
+        11,
+    );
+    let (c, s) = p.connect();
+    let now = p.now;
+    for i in 0..5u32 {
+        p.client
+            .association_mut(c)
+            .unwrap()
+            .send(now, 2, message(2, i, 1000), SendOptions::default())
+            .unwrap();
+    }
+    assert_eq!(
+        p.client.association(c).unwrap().stream_buffered(2),
+        Some((5000, 5))
+    );
+    p.run_for(Duration::from_secs(1));
+    // Once acknowledged, the stream's buffered bytes fell below 2000: one event.
+    let lows: Vec<_> = p
+        .client_events
+        .iter()
+        .filter(|(i, e)| *i == c && matches!(e, Event::StreamBufferLow { stream: 2 }))
+        .collect();
+    assert_eq!(lows.len(), 1);
+    assert_eq!(
+        p.client.association(c).unwrap().stream_buffered(2),
+        Some((0, 0))
+    );
+    assert!(
+        p.server_events
+            .iter()
+            .any(|(i, e)| *i == s && *e == Event::Readable)
+    );
+}
