@@ -48,8 +48,6 @@ pub struct AssociationConfig {
     pub udp_encapsulation: bool,
     /// Support PR-SCTP (RFC 3758), advertised with Forward-TSN-Supported.
     pub pr_sctp: bool,
-    /// Nagle-like bundling delay for small messages (RFC 9260 §6.1 note; off by default).
-    pub nagle: bool,
     /// A send-buffer-low event fires for a stream when its queued bytes drop below this.
     pub stream_buffer_low: usize,
     /// Duplicate TSNs reported in one SACK at most.
@@ -82,7 +80,6 @@ impl Default for AssociationConfig {
             path_mtu: 1500,
             udp_encapsulation: true,
             pr_sctp: true,
-            nagle: false,
             stream_buffer_low: 0,
             max_dup_tsns: 16,
             max_gap_blocks: 64,
