@@ -1,9 +1,36 @@
-//! Simulating one scenario point with one seed.
+//! Simulating one scenario point with one seed: builds the topology and hosts, drives the
+//! `braid-proto` endpoints on the virtual clock, and collects the metrics.
+//!
+//! The driver follows the core's call order (braid-proto `Association` docs): after every
+//! input (a datagram, a timer, an application call) it drains the events, lets the
+//! applications read and send, drains `poll_transmit`, and arms one timer event for
+//! `poll_timeout`.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
+use std::time::Duration;
 
-use crate::scenario::Scenario;
+use braid_proto::{
+    AssocId, Association, AssociationConfig, Endpoint, EndpointConfig, Event, Instant, PathState,
+};
+use braid_wire::pcap::PcapWriter;
+use bytes::BytesMut;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+
+use crate::engine::EventQueue;
+use crate::link::{DropReason, Offer};
+use crate::metrics::{Final, Metrics, SAMPLE_INTERVAL};
+use crate::net::{
+    DataCopy, Datagram, HOST_A, HOST_B, Host, HostId, LinkId, MAX_COMPETING, MAX_PATHS,
+    RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
+    competing_sender_addr, path_of,
+};
+use crate::scenario::{Scenario, TrafficSpec};
+use crate::traffic::{Sink, Source, SourceKind};
 
 /// Options of one run.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +51,9 @@ pub struct RunResult {
     pub metrics: BTreeMap<String, f64>,
     /// Events the engine processed (for the performance figure).
     pub events: u64,
+    /// Simulated time at which the run ended (the scenario's duration, or earlier when
+    /// every transfer completed and nothing else was running).
+    pub simulated: Duration,
 }
 
 /// Why a run could not be done.
@@ -42,9 +72,861 @@ pub enum SimError {
     },
 }
 
+/// Header of the time-series CSV. `cum_tsn` counts the TSNs cumulatively acknowledged to
+/// the sender so far (relative to its initial TSN).
+pub const TIMESERIES_HEADER: &str = "t_s,path,cwnd,ssthresh,rto_ms,flight_size,srtt_ms,cum_tsn,\
+send_buffered,recv_buffered,state,retransmissions,fast_retransmissions,timeouts";
+
 /// Simulates `scenario` once.
-pub fn run(_scenario: &Scenario, _opts: &RunOptions) -> Result<RunResult, SimError> {
-    Err(SimError::Scenario(
-        "the simulation engine is being written".into(),
-    ))
+///
+/// Host A connects to B at time 0 over path 0 (the core's primary; the other paths carry
+/// traffic once the core is multi-homed) and its sources start at once, served in the order
+/// listed (a scenario without `[[traffic]]` gets one saturated stream of 1452-byte messages).
+/// The run ends at the scenario's duration, or as soon as every transfer completed when the
+/// measured traffic is only transfers and no competing flow runs.
+pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResult, SimError> {
+    validate(scenario)?;
+    let mut w = World::new(scenario, opts)?;
+    w.run();
+    w.finish(opts)
+}
+
+/// The performance scenario: one saturated association over one 20 Mbit/s, 10 ms path for
+/// 300 simulated seconds.
+pub const BENCH_SCENARIO: &str = r#"
+name = "bench"
+duration = "300s"
+warmup = "5s"
+
+[[path]]
+name = "p0"
+rate = "20Mbit/s"
+delay = "10ms"
+
+[[traffic]]
+kind = "saturated"
+"#;
+
+/// The performance scenario, parsed.
+pub fn bench_scenario() -> Result<Scenario, SimError> {
+    toml::from_str(BENCH_SCENARIO).map_err(|e| SimError::Scenario(e.to_string()))
+}
+
+/// Runs [`BENCH_SCENARIO`] with seed 1; the caller times it ([`RunResult::events`] and
+/// [`RunResult::simulated`] give events per second and the speed-up over real time).
+pub fn bench() -> Result<RunResult, SimError> {
+    run(
+        &bench_scenario()?,
+        &RunOptions {
+            seed: 1,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// Checks what the types cannot.
+pub fn validate(s: &Scenario) -> Result<(), SimError> {
+    let err = |m: String| Err(SimError::Scenario(m));
+    if s.paths.is_empty() {
+        return err("at least one [[path]] is needed".into());
+    }
+    if s.paths.len() > MAX_PATHS {
+        return err(format!("at most {MAX_PATHS} paths"));
+    }
+    if s.duration.0.is_zero() {
+        return err("duration must be positive".into());
+    }
+    if s.warmup.0 >= s.duration.0 {
+        return err("warmup must be shorter than the duration".into());
+    }
+    let prob = |v: f64| (0.0..=1.0).contains(&v);
+    for (i, p) in s.paths.iter().enumerate() {
+        if p.name.is_empty() || s.paths[..i].iter().any(|q| q.name == p.name) {
+            return err(format!(
+                "path names must be unique and non-empty: {:?}",
+                p.name
+            ));
+        }
+        if !prob(p.loss) || !prob(p.reverse_loss) {
+            return err(format!("path {}: loss must be in [0, 1]", p.name));
+        }
+        if let Some(g) = &p.gilbert
+            && ![g.p_good_bad, g.p_bad_good, g.loss_good, g.loss_bad]
+                .into_iter()
+                .all(prob)
+        {
+            return err(format!(
+                "path {}: Gilbert-Elliott probabilities must be in [0, 1]",
+                p.name
+            ));
+        }
+        if let Some(h) = &p.hiccup
+            && !prob(h.rate)
+        {
+            return err(format!("path {}: hiccup rate must be in [0, 1]", p.name));
+        }
+        if let Some(sp) = &p.spikes
+            && (sp.interval[0] > sp.interval[1]
+                || sp.length[0] > sp.length[1]
+                || (sp.interval[1].0 + sp.length[1].0).is_zero())
+        {
+            return err(format!(
+                "path {}: spike ranges must be [min, max] and not all zero",
+                p.name
+            ));
+        }
+        if p.failures.iter().any(|f| f.from > f.to) {
+            return err(format!("path {}: a failure ends before it starts", p.name));
+        }
+        if let Some(bg) = &p.background {
+            if bg.packet_size == 0 {
+                return err(format!("path {}: background packet_size is 0", p.name));
+            }
+            if bg.period.is_some_and(|d| d.0.is_zero()) {
+                return err(format!("path {}: background period is 0", p.name));
+            }
+        }
+        if p.mtu < 68 + header_bytes(s) {
+            return err(format!("path {}: mtu too small", p.name));
+        }
+    }
+    if let Some(b) = &s.bottleneck
+        && b.competing_flows > MAX_COMPETING
+    {
+        return err(format!("at most {MAX_COMPETING} competing flows"));
+    }
+    let cfg = association_config(s);
+    let max_msg = cfg.max_message_size.min(cfg.send_buffer);
+    let mut streams = 0usize;
+    for t in &s.traffic {
+        let (n, size) = match t {
+            TrafficSpec::Saturated {
+                streams,
+                message_size,
+                ..
+            } => (*streams, *message_size),
+            TrafficSpec::Transfer {
+                bytes,
+                streams,
+                message_size,
+            } => {
+                if bytes.0 == 0 {
+                    return err("a transfer of 0 bytes".into());
+                }
+                (*streams, *message_size)
+            }
+            TrafficSpec::OnOff {
+                on,
+                streams,
+                message_size,
+                ..
+            } => {
+                if on.0.is_zero() {
+                    return err("an on/off source with no on time".into());
+                }
+                (*streams, *message_size)
+            }
+        };
+        if n == 0 || size == 0 {
+            return err("traffic needs at least one stream and a message size > 0".into());
+        }
+        if size > max_msg {
+            return err(format!(
+                "message size {size} exceeds the send buffer or max_message_size ({max_msg})"
+            ));
+        }
+        streams += usize::from(n);
+    }
+    if streams > usize::from(cfg.max_inbound_streams) {
+        return err(format!(
+            "{streams} streams exceed the receiver's {} inbound streams",
+            cfg.max_inbound_streams
+        ));
+    }
+    if s.timeseries.is_some_and(|d| d.0.is_zero()) {
+        return err("timeseries interval is 0".into());
+    }
+    if let Some(p) = &s.pcap
+        && !s.paths.iter().any(|q| q.name == p.path)
+    {
+        return err(format!("pcap of unknown path {:?}", p.path));
+    }
+    Ok(())
+}
+
+/// IP and UDP header bytes in front of each SCTP packet.
+fn header_bytes(s: &Scenario) -> usize {
+    20 + if s.udp { 8 } else { 0 }
+}
+
+/// The association settings of a scenario: braid's defaults, the scenario's overrides, UDP
+/// encapsulation as the scenario says and the path MTU of path 0 (the core's primary).
+pub fn association_config(s: &Scenario) -> AssociationConfig {
+    let a = &s.association;
+    let d = AssociationConfig::default();
+    let streams: u16 = s
+        .traffic
+        .iter()
+        .map(|t| match t {
+            TrafficSpec::Saturated { streams, .. }
+            | TrafficSpec::Transfer { streams, .. }
+            | TrafficSpec::OnOff { streams, .. } => *streams,
+        })
+        .fold(0u16, u16::saturating_add);
+    AssociationConfig {
+        rto_initial: a.rto_initial.map_or(d.rto_initial, |v| v.0),
+        rto_min: a.rto_min.map_or(d.rto_min, |v| v.0),
+        rto_max: a.rto_max.map_or(d.rto_max, |v| v.0),
+        max_burst: a.max_burst.unwrap_or(d.max_burst),
+        sack_delay: a.sack_delay.map_or(d.sack_delay, |v| v.0),
+        sack_freq: a.sack_freq.unwrap_or(d.sack_freq),
+        hb_interval: a.hb_interval.map_or(d.hb_interval, |v| v.0),
+        heartbeats: a.heartbeats.unwrap_or(d.heartbeats),
+        path_max_retrans: a.path_max_retrans.unwrap_or(d.path_max_retrans),
+        association_max_retrans: a
+            .association_max_retrans
+            .unwrap_or(d.association_max_retrans),
+        outbound_streams: a.streams.unwrap_or(d.outbound_streams).max(streams),
+        send_buffer: a.send_buffer.map_or(d.send_buffer, |v| {
+            usize::try_from(v.0).unwrap_or(usize::MAX)
+        }),
+        recv_buffer: a.recv_buffer.map_or(d.recv_buffer, |v| {
+            usize::try_from(v.0).unwrap_or(usize::MAX)
+        }),
+        max_message_size: a.max_message_size.map_or(d.max_message_size, |v| {
+            usize::try_from(v.0).unwrap_or(usize::MAX)
+        }),
+        path_mtu: s.paths.first().map_or(d.path_mtu, |p| p.mtu),
+        udp_encapsulation: s.udp,
+        ..d
+    }
+}
+
+/// Something that happens at an instant.
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    /// A link finished serializing a packet.
+    TxDone(LinkId),
+    /// A packet reaches the far end of a link.
+    Arrive(LinkId),
+    /// A hiccup's hold deadline on a link.
+    Release(LinkId),
+    /// The next packet of a cross-traffic source.
+    Background(usize),
+    /// A host's timer.
+    Timer(HostId),
+    /// An on/off source of host A generates a message.
+    Tick(usize),
+    /// Start of the measurement window.
+    Warmup,
+    /// Sample windows and buffers.
+    Sample,
+    /// A time-series row.
+    Series,
+}
+
+/// Everything one run simulates.
+struct World<'s> {
+    s: &'s Scenario,
+    q: EventQueue<Ev>,
+    topo: Topology,
+    hosts: Vec<Host>,
+    metrics: Metrics,
+    end: Instant,
+    header: usize,
+    send_buffer: usize,
+    /// Stop as soon as the measured transfers complete (nothing else runs).
+    stop_on_transfers: bool,
+    stopped: bool,
+    // Scratch space, reused.
+    tx_buf: Vec<u8>,
+    packet_arena: BytesMut,
+    msg_arena: BytesMut,
+    out: Vec<Datagram>,
+    dropped: Vec<(Datagram, DropReason)>,
+    // Outputs.
+    pcap: Option<(LinkId, PcapWriter<BufWriter<File>>)>,
+    pcap_error: Option<std::io::Error>,
+    series: Option<String>,
+    first_tsn: Option<u32>,
+    cum_ack: Option<u32>,
+    closed: bool,
+}
+
+impl<'s> World<'s> {
+    fn new(s: &'s Scenario, opts: &RunOptions) -> Result<Self, SimError> {
+        let topo = Topology::build(s, opts.seed)?;
+        let cfg = association_config(s);
+        let header = header_bytes(s);
+        let mut seeder = ChaCha8Rng::seed_from_u64(opts.seed);
+        seeder.set_stream(1 << 40);
+        let endpoint = |seeder: &mut ChaCha8Rng, port: u16, listen: bool| {
+            Endpoint::new(
+                EndpointConfig {
+                    port,
+                    listen,
+                    association: cfg.clone(),
+                    ..EndpointConfig::default()
+                },
+                seeder.next_u64(),
+            )
+        };
+        let n = s.paths.len();
+        let mut a = Host::new(
+            endpoint(&mut seeder, SENDER_PORT, false),
+            (0..n).map(a_addr).collect(),
+            0,
+        );
+        let mut b = Host::new(
+            endpoint(&mut seeder, RECEIVER_PORT, true),
+            (0..n).map(b_addr).collect(),
+            0,
+        );
+        let specs: Vec<TrafficSpec> = if s.traffic.is_empty() {
+            vec![TrafficSpec::Saturated {
+                streams: 1,
+                message_size: 1452,
+                unordered: false,
+            }]
+        } else {
+            s.traffic.clone()
+        };
+        let mut first = 0u16;
+        for t in &specs {
+            let src = Source::from_spec(t, first);
+            first = first.saturating_add(src.streams);
+            a.sources.push(src);
+        }
+        b.sink = Some(Sink::new(&a.sources));
+        let stop_on_transfers = a
+            .sources
+            .iter()
+            .all(|s| matches!(s.kind, SourceKind::Transfer { .. }))
+            && s.bottleneck.as_ref().is_none_or(|b| b.competing_flows == 0);
+        let connect = |h: &mut Host, local, remote| -> Result<(), SimError> {
+            let id =
+                h.ep.connect(Instant::ZERO, local, remote, RECEIVER_PORT)
+                    .map_err(|e| SimError::Scenario(e.to_string()))?;
+            h.assoc = Some(id);
+            Ok(())
+        };
+        connect(&mut a, a_addr(0), b_addr(0))?;
+        let mut hosts = vec![a, b];
+        let competing = s.bottleneck.as_ref().map_or(0, |b| b.competing_flows);
+        // A competing sender fills whole packets of the first path's MTU.
+        let full = s.paths[0].mtu.saturating_sub(header + 12 + 16).max(1);
+        for k in 0..competing {
+            let flow = u16::try_from(k + 1).unwrap_or(u16::MAX);
+            let mut c = Host::new(
+                endpoint(&mut seeder, SENDER_PORT, false),
+                vec![competing_sender_addr(k)],
+                flow,
+            );
+            let mut d = Host::new(
+                endpoint(&mut seeder, RECEIVER_PORT, true),
+                vec![competing_receiver_addr(k)],
+                flow,
+            );
+            c.sources
+                .push(Source::new(SourceKind::Saturated, 0, 1, full, false));
+            d.sink = Some(Sink::default());
+            connect(&mut c, competing_sender_addr(k), competing_receiver_addr(k))?;
+            hosts.push(c);
+            hosts.push(d);
+        }
+        let warmup = Instant::from_duration(s.warmup.0);
+        let pcap = match (&s.pcap, &opts.pcap) {
+            (Some(p), Some(file)) => {
+                let i = s
+                    .paths
+                    .iter()
+                    .position(|q| q.name == p.path)
+                    .ok_or_else(|| {
+                        SimError::Scenario(format!("pcap of unknown path {}", p.path))
+                    })?;
+                let l = if p.reverse {
+                    topo.paths[i].reverse
+                } else {
+                    topo.paths[i].forward
+                };
+                let io = |source| SimError::Io {
+                    path: file.clone(),
+                    source,
+                };
+                let f = File::create(file).map_err(io)?;
+                Some((l, PcapWriter::new(BufWriter::new(f)).map_err(io)?))
+            }
+            _ => None,
+        };
+        let series = (s.timeseries.is_some() && opts.timeseries.is_some()).then(|| {
+            let mut t = String::from(TIMESERIES_HEADER);
+            t.push('\n');
+            t
+        });
+        Ok(Self {
+            s,
+            q: EventQueue::new(),
+            metrics: Metrics::new(warmup, n, competing as usize),
+            end: Instant::from_duration(s.duration.0),
+            header,
+            send_buffer: cfg.send_buffer,
+            stop_on_transfers,
+            stopped: false,
+            topo,
+            hosts,
+            tx_buf: Vec::with_capacity(2048),
+            packet_arena: BytesMut::new(),
+            msg_arena: BytesMut::new(),
+            out: Vec::new(),
+            dropped: Vec::new(),
+            pcap,
+            pcap_error: None,
+            series,
+            first_tsn: None,
+            cum_ack: None,
+            closed: false,
+        })
+    }
+
+    fn run(&mut self) {
+        let warmup = Instant::from_duration(self.s.warmup.0);
+        self.q.schedule(warmup, Ev::Warmup);
+        self.q.schedule(warmup, Ev::Sample);
+        if self.series.is_some() {
+            self.q.schedule(Instant::ZERO, Ev::Series);
+        }
+        for (i, (_, src)) in self.topo.background.iter().enumerate() {
+            self.q.schedule(src.first(), Ev::Background(i));
+        }
+        for (i, src) in self.hosts[HOST_A].sources.iter().enumerate() {
+            if let Some(t) = src.first_tick() {
+                self.q.schedule(t, Ev::Tick(i));
+            }
+        }
+        for h in 0..self.hosts.len() {
+            self.service(h);
+        }
+        while let Some((now, ev)) = self.q.pop() {
+            if now > self.end {
+                break;
+            }
+            match ev {
+                Ev::TxDone(l) => self.tx_done(l),
+                Ev::Arrive(l) => self.arrive(l),
+                Ev::Release(l) => {
+                    let mut out = std::mem::take(&mut self.out);
+                    let mut dropped = std::mem::take(&mut self.dropped);
+                    self.topo.links[l].release(now, &mut out, &mut dropped);
+                    self.after_link(&mut out, &mut dropped);
+                    self.out = out;
+                    self.dropped = dropped;
+                }
+                Ev::Background(i) => {
+                    let (l, src) = self.topo.background[i];
+                    self.offer(l, Datagram::background(src.packet_size));
+                    self.q.schedule(src.next_after(now), Ev::Background(i));
+                }
+                Ev::Timer(h) => {
+                    let host = &mut self.hosts[h];
+                    if host.timer == Some(now) {
+                        host.timer = None;
+                        host.ep.handle_timeout(now);
+                        self.service(h);
+                    }
+                }
+                Ev::Tick(i) => {
+                    if let Some(next) = self.hosts[HOST_A].sources[i].tick(now) {
+                        self.q.schedule(next, Ev::Tick(i));
+                    }
+                    self.service(HOST_A);
+                }
+                Ev::Warmup => {
+                    let links = self.topo.links.iter().map(|l| *l.stats()).collect();
+                    let a = assoc(&self.hosts[HOST_A]);
+                    self.metrics.snapshot_warmup(a, links);
+                }
+                Ev::Sample => {
+                    let a = assoc(&self.hosts[HOST_A]);
+                    let b = assoc(&self.hosts[HOST_B]);
+                    self.metrics.sample(a, b);
+                    self.q.schedule(now + SAMPLE_INTERVAL, Ev::Sample);
+                }
+                Ev::Series => {
+                    self.series_rows();
+                    if let Some(d) = self.s.timeseries {
+                        self.q.schedule(now + d.0, Ev::Series);
+                    }
+                }
+            }
+            if self.stopped {
+                self.end = now;
+                break;
+            }
+        }
+        // The run ends at the end of the scenario even if nothing was left to happen.
+        if !self.stopped {
+            self.end = self.end.min(Instant::from_duration(self.s.duration.0));
+        }
+    }
+
+    /// A packet enters link `l`.
+    fn offer(&mut self, l: LinkId, d: Datagram) {
+        let now = self.q.now();
+        match self.topo.links[l].offer(now, d) {
+            Offer::Transmitting { done } => {
+                self.q.schedule(done, Ev::TxDone(l));
+                self.capture(l);
+            }
+            Offer::Queued => {}
+            Offer::Dropped(d, _) => self.on_drop(&d),
+        }
+    }
+
+    fn tx_done(&mut self, l: LinkId) {
+        let now = self.q.now();
+        let mut dropped = std::mem::take(&mut self.dropped);
+        let r = self.topo.links[l].tx_done(now, &mut dropped);
+        if let Some(at) = r.arrival {
+            self.q.schedule(at, Ev::Arrive(l));
+        }
+        if let Some(done) = r.next_done {
+            self.q.schedule(done, Ev::TxDone(l));
+            self.capture(l);
+        }
+        for (d, _) in dropped.drain(..) {
+            self.on_drop(&d);
+        }
+        self.dropped = dropped;
+    }
+
+    fn arrive(&mut self, l: LinkId) {
+        let now = self.q.now();
+        let mut out = std::mem::take(&mut self.out);
+        let mut dropped = std::mem::take(&mut self.dropped);
+        if let Some(deadline) = self.topo.links[l].arrive(now, &mut out, &mut dropped) {
+            self.q.schedule(deadline, Ev::Release(l));
+        }
+        self.after_link(&mut out, &mut dropped);
+        self.out = out;
+        self.dropped = dropped;
+    }
+
+    fn after_link(&mut self, out: &mut Vec<Datagram>, dropped: &mut Vec<(Datagram, DropReason)>) {
+        for (d, _) in dropped.drain(..) {
+            self.on_drop(&d);
+        }
+        for d in out.drain(..) {
+            self.forward(d);
+        }
+    }
+
+    /// A datagram left a link: on to the next one, or to its host.
+    fn forward(&mut self, mut d: Datagram) {
+        if d.background {
+            return;
+        }
+        let route = &self.topo.routes[usize::from(d.route)];
+        d.hop += 1;
+        match route.links.get(usize::from(d.hop)) {
+            Some(&l) => self.offer(l, d),
+            None => {
+                let (to, path) = (route.to, route.path);
+                self.deliver(to, path, d);
+            }
+        }
+    }
+
+    fn on_drop(&mut self, d: &Datagram) {
+        for c in d.data.iter() {
+            self.metrics.tsn.on_drop(c.tsn);
+        }
+    }
+
+    /// Writes the packet link `l` starts serializing to the capture, if it is captured.
+    fn capture(&mut self, l: LinkId) {
+        let now = self.q.now();
+        if let Some((cl, w)) = &mut self.pcap
+            && *cl == l
+            && self.pcap_error.is_none()
+            && let Some(d) = self.topo.links[l].in_service()
+            && !d.background
+            && let Err(e) = w.write_sctp(now.since_epoch(), d.src, d.dst, &d.payload)
+        {
+            self.pcap_error = Some(e);
+        }
+    }
+
+    fn deliver(&mut self, h: HostId, path: Option<usize>, d: Datagram) {
+        let now = self.q.now();
+        if d.flow == 0 {
+            if h == HOST_B && !d.data.is_empty() {
+                self.metrics.on_data_arrival(now, path, &d.data);
+            } else if h == HOST_A
+                && let Some(cum) = sack_cum_tsn(&d.payload)
+            {
+                self.metrics.tsn.on_cum_ack(cum);
+                self.cum_ack = Some(cum);
+            }
+        }
+        self.hosts[h]
+            .ep
+            .handle_datagram(now, d.dst, d.src, d.payload);
+        self.service(h);
+    }
+
+    /// After an input to host `h`: events, application, transmissions, timer.
+    fn service(&mut self, h: HostId) {
+        let now = self.q.now();
+        for round in 0.. {
+            let mut events = 0;
+            while let Some((id, ev)) = self.hosts[h].ep.poll_event() {
+                events += 1;
+                self.on_event(h, id, ev);
+            }
+            if round > 0 && events == 0 {
+                break;
+            }
+            let host = &mut self.hosts[h];
+            while let Some(id) = host.ep.accept() {
+                host.assoc.get_or_insert(id);
+            }
+            if !host.sources.is_empty()
+                && let Some(a) = host.assoc.and_then(|id| host.ep.association_mut(id))
+            {
+                for s in &mut host.sources {
+                    s.pump(now, a, self.send_buffer, &mut self.msg_arena);
+                }
+            }
+            self.transmit(h);
+            if round >= 8 {
+                break;
+            }
+        }
+        self.arm_timer(h);
+    }
+
+    fn on_event(&mut self, h: HostId, id: AssocId, ev: Event) {
+        let now = self.q.now();
+        let flow = self.hosts[h].flow;
+        match ev {
+            Event::Readable => {
+                let host = &mut self.hosts[h];
+                let Some(a) = host.ep.association_mut(id) else {
+                    return;
+                };
+                let Some(sink) = &mut host.sink else {
+                    // No application reads here: discard.
+                    while a.recv().is_some() {}
+                    return;
+                };
+                while let Some(m) = a.recv() {
+                    let d = sink.on_message(now, &m);
+                    if flow == 0 {
+                        self.metrics.on_delivery(now, &d);
+                    } else {
+                        self.metrics
+                            .on_competing_delivery(now, usize::from(flow - 1), d.bytes);
+                    }
+                }
+                if flow == 0 && self.stop_on_transfers && sink.transfers_done().is_some() {
+                    self.stopped = true;
+                }
+            }
+            Event::PathState { .. } if flow == 0 && self.metrics.counts(now) => {
+                self.metrics.path_state_changes += 1;
+            }
+            Event::Closed(_) if flow == 0 => self.closed = true,
+            _ => {}
+        }
+    }
+
+    /// Drains host `h`'s packets onto their first links.
+    fn transmit(&mut self, h: HostId) {
+        let now = self.q.now();
+        loop {
+            self.tx_buf.clear();
+            let Some(t) = self.hosts[h].ep.poll_transmit(now, &mut self.tx_buf) else {
+                break;
+            };
+            let Some(route) = self.topo.route_to(t.remote.ip()) else {
+                continue;
+            };
+            let sctp = &self.tx_buf[..t.size];
+            if self.packet_arena.capacity() < sctp.len() {
+                self.packet_arena = BytesMut::with_capacity(64 * 1024);
+            }
+            self.packet_arena.extend_from_slice(sctp);
+            let payload = self.packet_arena.split().freeze();
+            let mut d = Datagram {
+                src: t.local,
+                dst: t.remote,
+                size: self.header + payload.len(),
+                payload,
+                route,
+                hop: 0,
+                background: false,
+                flow: self.hosts[h].flow,
+                data: Default::default(),
+            };
+            if h == HOST_A {
+                let tracker = &mut self.metrics.tsn;
+                let first = &mut self.first_tsn;
+                for_each_data(&d.payload, |tsn, len| {
+                    first.get_or_insert(tsn);
+                    let tx = tracker.on_send(now, tsn);
+                    d.data.push(DataCopy { tsn, tx, len });
+                });
+            }
+            let l = self.topo.routes[usize::from(route)].links[0];
+            self.offer(l, d);
+        }
+    }
+
+    fn arm_timer(&mut self, h: HostId) {
+        let now = self.q.now();
+        let host = &mut self.hosts[h];
+        let Some(t) = host.ep.poll_timeout() else {
+            return;
+        };
+        let mut at = t.max(now);
+        if at == now {
+            // A timer that stays due after handle_timeout would spin at one instant.
+            if host.timer_spin.0 == now {
+                host.timer_spin.1 += 1;
+            } else {
+                host.timer_spin = (now, 1);
+            }
+            if host.timer_spin.1 > 64 {
+                at = now + Duration::from_millis(1);
+            }
+        }
+        if host.timer.is_none_or(|armed| at < armed) {
+            host.timer = Some(at);
+            self.q.schedule(at, Ev::Timer(h));
+        }
+    }
+
+    fn series_rows(&mut self) {
+        let now = self.q.now();
+        let Some(out) = &mut self.series else {
+            return;
+        };
+        let Some(a) = assoc(&self.hosts[HOST_A]) else {
+            return;
+        };
+        let recv = assoc(&self.hosts[HOST_B]).map_or(0, Association::recv_buffered);
+        let cum = match (self.cum_ack, self.first_tsn) {
+            (Some(c), Some(f)) => i64::from(c.wrapping_add(1).wrapping_sub(f) as i32),
+            _ => 0,
+        };
+        for p in a.paths() {
+            let name = path_of(p.remote.ip())
+                .and_then(|i| self.s.paths.get(i))
+                .map_or("?", |q| q.name.as_str());
+            let srtt = p
+                .srtt
+                .map(|d| format!("{:.3}", d.as_secs_f64() * 1e3))
+                .unwrap_or_default();
+            let state = match p.state {
+                PathState::Active => "active",
+                PathState::Inactive => "inactive",
+            };
+            let _ = writeln!(
+                out,
+                "{:.6},{name},{},{},{:.3},{},{srtt},{cum},{},{recv},{state},{},{},{}",
+                now.since_epoch().as_secs_f64(),
+                p.cwnd,
+                p.ssthresh,
+                p.rto.as_secs_f64() * 1e3,
+                p.flight_size,
+                a.send_buffered(),
+                p.stats.retransmissions,
+                p.stats.fast_retransmissions,
+                p.stats.timeouts,
+            );
+        }
+    }
+
+    fn finish(mut self, opts: &RunOptions) -> Result<RunResult, SimError> {
+        if let Some((_, w)) = self.pcap.take() {
+            let path = opts.pcap.clone().unwrap_or_default();
+            if let Some(e) = self.pcap_error.take() {
+                return Err(SimError::Io { path, source: e });
+            }
+            w.into_inner()
+                .and_then(|mut b| b.flush())
+                .map_err(|source| SimError::Io { path, source })?;
+        }
+        if let (Some(rows), Some(path)) = (self.series.take(), &opts.timeseries) {
+            std::fs::write(path, rows).map_err(|source| SimError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        let transfer = self.hosts[HOST_B]
+            .sink
+            .as_ref()
+            .filter(|s| s.has_transfers())
+            .map(Sink::transfers_done);
+        let f = Final {
+            end: self.end,
+            path_names: self.s.paths.iter().map(|p| p.name.as_str()).collect(),
+            links: self.topo.links.iter().map(|l| *l.stats()).collect(),
+            path_links: self
+                .topo
+                .paths
+                .iter()
+                .map(|p| (p.forward, p.reverse))
+                .collect(),
+            bottleneck: self.topo.bottleneck.map(|b| b.forward),
+            icmp_too_big: self.s.paths.iter().map(|p| p.icmp_too_big).collect(),
+            sender: assoc(&self.hosts[HOST_A]),
+            header_bytes: self.header,
+            transfer,
+            closed: self.closed,
+        };
+        let metrics = self.metrics.finish(f);
+        Ok(RunResult {
+            metrics,
+            events: self.q.processed(),
+            simulated: self.end.since_epoch(),
+        })
+    }
+}
+
+fn assoc(h: &Host) -> Option<&Association> {
+    h.assoc.and_then(|id| h.ep.association(id))
+}
+
+/// Calls `f(tsn, user data length)` for each DATA chunk of an SCTP packet (RFC 9260
+/// §3.3.1), walking the chunk headers only.
+fn for_each_data(p: &[u8], mut f: impl FnMut(u32, u32)) {
+    let mut off = braid_wire::COMMON_HEADER_LEN;
+    while let Some(h) = p.get(off..off + 8) {
+        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
+        if len < 4 || off + len > p.len() {
+            return;
+        }
+        if h[0] == 0 && len >= braid_wire::chunk::DATA_HEADER_LEN {
+            let tsn = u32::from_be_bytes([h[4], h[5], h[6], h[7]]);
+            f(tsn, (len - braid_wire::chunk::DATA_HEADER_LEN) as u32);
+        }
+        off += (len + 3) & !3;
+    }
+}
+
+/// The cumulative TSN ack of the first SACK chunk of an SCTP packet (RFC 9260 §3.3.4).
+fn sack_cum_tsn(p: &[u8]) -> Option<u32> {
+    let mut off = braid_wire::COMMON_HEADER_LEN;
+    while let Some(h) = p.get(off..off + 8) {
+        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
+        if len < 4 || off + len > p.len() {
+            return None;
+        }
+        if h[0] == 3 && len >= 16 {
+            return Some(u32::from_be_bytes([h[4], h[5], h[6], h[7]]));
+        }
+        off += (len + 3) & !3;
+    }
+    None
 }

@@ -257,6 +257,13 @@ impl Association {
         self.tx.buffered_bytes()
     }
 
+    /// Bytes of user data received and not yet read: fragments and messages waiting for
+    /// reassembly or stream order, and messages ready for `recv` (the receive buffer in use,
+    /// without the per-chunk overhead charged against a_rwnd).
+    pub fn recv_buffered(&self) -> usize {
+        self.reasm.buffered_bytes() + self.carried.iter().map(|m| m.data.len()).sum::<usize>()
+    }
+
     /// Bytes buffered on `stream` (queued plus sent and unacknowledged), and queued messages.
     pub fn stream_buffered(&self, stream: u16) -> Option<(usize, usize)> {
         self.tx.stream_buffered(stream)
