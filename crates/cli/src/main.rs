@@ -1,9 +1,11 @@
 //! `braid`: the command-line tool of the braid transport.
 //!
-//! Today it exercises the wire codec (`demo`, `decode`); the transfer, measurement and
-//! simulation commands arrive with the issues that build them.
+//! Today it exercises the wire codec (`demo`, `decode`) and runs the simulator (`sim run`,
+//! `sim plot`, `sim pcap`, `sim bench`); the transfer and measurement commands arrive with
+//! the issues that build them.
 
 mod demo;
+mod sim;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +40,12 @@ enum Command {
         #[arg(long)]
         no_checksum: bool,
     },
+    /// The network simulator: run scenario files and sweeps, plot results, capture a pcap,
+    /// benchmark.
+    Sim {
+        #[command(subcommand)]
+        command: sim::SimCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -45,6 +53,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo { pcap, hex } => demo::run(pcap.as_deref(), hex),
         Command::Decode { hex, no_checksum } => demo::decode(&hex, !no_checksum),
+        Command::Sim { command } => sim::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,1 +1,655 @@
-//! (being written: experiment runner)
+//! Reading a scenario file: parse the TOML, expand the `[sweep]` table into points
+//! ([`crate::sweep`]), deserialize each point into a [`Scenario`] and check what serde cannot.
+//!
+//! Every error names the file, the line and column, and the key: a syntax error where the
+//! parser stopped; an unknown key, a bad unit or a negative rate at that key; an error in a
+//! swept value at that value inside the `[sweep]` table; a bad sweep key at the key. The
+//! parsed tree keeps byte spans (`toml_edit`), values copied from the sweep table keep theirs,
+//! so the position of any deserialization error in any point is known.
+
+use std::fs;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::IntoDeserializer;
+use toml_edit::{ImDocument, Item, TableLike, Value};
+
+use crate::scenario::Scenario;
+use crate::sweep::{self, Params, Step, Target};
+
+/// A scenario file, expanded: one [`Scenario`] per sweep point.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    /// The file, as given (`<built-in>` names for embedded scenarios).
+    pub file: PathBuf,
+    /// The scenario's `name`.
+    pub name: String,
+    /// Seeds (runs) per point, from the file.
+    pub seeds: u32,
+    /// The sweep keys in file order (empty: no sweep, one point).
+    pub sweep: Vec<String>,
+    /// The points, in sweep order ([`crate::sweep`]).
+    pub points: Vec<Point>,
+}
+
+/// One sweep point.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Position in sweep order, from 0.
+    pub index: usize,
+    /// The swept parameters' values at this point.
+    pub params: Params,
+    /// The scenario with those values filled in (its `sweep` table is empty).
+    pub scenario: Scenario,
+}
+
+/// Why a scenario file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid scenario.
+    #[error(transparent)]
+    Invalid(#[from] Diagnostic),
+}
+
+/// An error at a position in a scenario file: `file:line:column: key: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Diagnostic {
+    /// The file.
+    pub file: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub column: usize,
+    /// The key concerned (`path.A.delay`; `sweep "path.A.delay"` for a sweep entry), when
+    /// there is one.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        if let Some(k) = &self.key {
+            write!(f, "{k}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Reads and expands the scenario file at `path`.
+pub fn load(path: &Path) -> Result<Experiment, LoadError> {
+    let text = fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(load_str(&text, path)?)
+}
+
+/// Expands the scenario text `text`; `file` names it in messages.
+pub fn load_str(text: &str, file: &Path) -> Result<Experiment, Diagnostic> {
+    let src = Source {
+        text,
+        file: file.display().to_string(),
+    };
+    let doc = ImDocument::parse(text.to_string()).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        let message = e.message().trim_end().replace('\n', "; ");
+        src.diag(at, syntax_key(text, at), message)
+    })?;
+    let mut root = doc.into_item();
+    let entries = sweep_entries(&src, &root)?;
+    if let Some(t) = root.as_table_like_mut() {
+        t.remove("sweep");
+    }
+
+    let lens: Vec<usize> = entries.iter().map(|e| e.values.len()).collect();
+    let mut points = Vec::new();
+    for (index, choice) in sweep::cartesian(&lens).into_iter().enumerate() {
+        let mut tree = root.clone();
+        let mut params = Vec::with_capacity(entries.len());
+        for (entry, &c) in entries.iter().zip(&choice) {
+            let (value, shown) = &entry.values[c];
+            sweep::apply(&mut tree, &entry.target, Item::Value(value.clone()))
+                .map_err(|m| src.diag(entry.key_at, Some(entry.label()), m))?;
+            params.push((entry.key.clone(), shown.clone()));
+        }
+        let scenario = deserialize(&src, &root, &entries, &choice, tree.clone())?;
+        if let Err(bad) = validate(&scenario) {
+            let at = span_of(&tree, &bad.at).map_or(0, |s| s.start);
+            let mut message = bad.message;
+            if let Some(first) = bad.first.as_ref().and_then(|s| span_of(&tree, s)) {
+                let (line, _) = line_col(text, first.start);
+                message.push_str(&format!(" (first on line {line})"));
+            }
+            return Err(match sweep_value_at(&entries, at) {
+                Some(e) => src.diag(at, Some(e.label()), message),
+                None => src.diag(at, Some(bad.key), message),
+            });
+        }
+        points.push(Point {
+            index,
+            params: Params(params),
+            scenario,
+        });
+    }
+    // Every point has the same name and seeds (neither can be swept).
+    let (name, seeds) = points
+        .first()
+        .map(|p| (p.scenario.name.clone(), p.scenario.seeds))
+        .unwrap_or_default();
+    Ok(Experiment {
+        file: file.to_path_buf(),
+        name,
+        seeds,
+        sweep: entries.iter().map(|e| e.key.clone()).collect(),
+        points,
+    })
+}
+
+/// The text of the file, for positions.
+struct Source<'a> {
+    text: &'a str,
+    file: String,
+}
+
+impl Source<'_> {
+    fn diag(&self, at: usize, key: Option<String>, message: impl Into<String>) -> Diagnostic {
+        let (line, column) = line_col(self.text, at);
+        Diagnostic {
+            file: self.file.clone(),
+            line,
+            column,
+            key,
+            message: message.into(),
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of byte offset `at`.
+pub fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// A syntax error has no tree to name its key from: take the key of the line (`delay = 10ms`)
+/// under the last table header above it (`[[path]]`): `path.delay`.
+fn syntax_key(text: &str, at: usize) -> Option<String> {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line = &text[line_start..line_end];
+    let header = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| {
+            let l = l.split('#').next().unwrap_or(l);
+            l.trim_matches(|c: char| c == '[' || c == ']' || c.is_whitespace())
+                .to_string()
+        });
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"').to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('#'));
+    match (header, key) {
+        (Some(h), Some(k)) => Some(format!("{h}.{k}")),
+        (None, Some(k)) => Some(k),
+        (Some(h), None) if line.trim_start().starts_with('[') => Some(h),
+        (Some(_), None) | (None, None) => None,
+    }
+}
+
+/// One entry of the `[sweep]` table.
+struct SweepEntry {
+    /// The key as written (`path.A.delay`).
+    key: String,
+    /// Where the key is in the file.
+    key_at: usize,
+    /// The values (with their spans) and how they are shown in the outputs.
+    values: Vec<(Value, toml::Value)>,
+    /// What the key addresses.
+    target: Target,
+}
+
+impl SweepEntry {
+    fn label(&self) -> String {
+        format!("sweep {:?}", self.key)
+    }
+}
+
+/// Reads, checks and resolves the `[sweep]` table. Nested tables (`path.A.delay = [..]`
+/// written without quotes) are flattened into dotted keys.
+fn sweep_entries(src: &Source<'_>, root: &Item) -> Result<Vec<SweepEntry>, Diagnostic> {
+    let Some(sweep) = root.get("sweep") else {
+        return Ok(Vec::new());
+    };
+    let sweep_at = sweep.span().map_or(0, |s| s.start);
+    let Some(table) = sweep.as_table_like() else {
+        return Err(src.diag(
+            sweep_at,
+            Some("sweep".into()),
+            "`sweep` must be a table of key = [values]",
+        ));
+    };
+    let mut flat = Vec::new();
+    flatten(table, "", &mut flat);
+    let mut entries: Vec<SweepEntry> = Vec::with_capacity(flat.len());
+    for (key, key_span, item) in flat {
+        let key_at = key_span
+            .or_else(|| item.span())
+            .map_or(sweep_at, |s| s.start);
+        let label = Some(format!("sweep {key:?}"));
+        let Some(array) = item.as_array() else {
+            return Err(src.diag(
+                key_at,
+                label,
+                "a sweep entry is a list of values, e.g. [\"16KiB\", \"64KiB\"]",
+            ));
+        };
+        if array.is_empty() {
+            return Err(src.diag(key_at, label, "the list of values is empty"));
+        }
+        let target = sweep::resolve(root, &key).map_err(|m| src.diag(key_at, label.clone(), m))?;
+        if let Some(other) = entries.iter().find(|e| e.target.steps == target.steps) {
+            return Err(src.diag(
+                key_at,
+                label,
+                format!("addresses the same value as sweep key {:?}", other.key),
+            ));
+        }
+        let mut values = Vec::with_capacity(array.len());
+        for v in array.iter() {
+            let shown = toml::Value::deserialize(v.clone().into_deserializer()).map_err(|e| {
+                let at = v.span().map_or(key_at, |s| s.start);
+                src.diag(at, label.clone(), e.message().to_string())
+            })?;
+            values.push((v.clone(), shown));
+        }
+        entries.push(SweepEntry {
+            key,
+            key_at,
+            values,
+            target,
+        });
+    }
+    Ok(entries)
+}
+
+/// (dotted key, span of its last part, value) for every leaf of the sweep table.
+fn flatten<'a>(
+    table: &'a dyn TableLike,
+    prefix: &str,
+    out: &mut Vec<(String, Option<Range<usize>>, &'a Item)>,
+) {
+    for (k, item) in table.iter() {
+        let key = if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match item.as_table_like() {
+            Some(t) => flatten(t, &key, out),
+            None => out.push((key, table.key(k).and_then(|k| k.span()), item)),
+        }
+    }
+}
+
+/// Deserializes one point; on error, finds where in the file the cause is.
+fn deserialize(
+    src: &Source<'_>,
+    base: &Item,
+    entries: &[SweepEntry],
+    choice: &[usize],
+    tree: Item,
+) -> Result<Scenario, Diagnostic> {
+    let table = match tree {
+        Item::Table(t) => t,
+        _ => toml_edit::Table::new(),
+    };
+    let doc = toml_edit::DocumentMut::from(table);
+    Scenario::deserialize(toml_edit::de::Deserializer::from(doc)).map_err(|e| {
+        let message = e.message().trim_end().to_string();
+        let at = e.span().map(|s| s.start);
+        // 1. The error is in a value copied from the sweep table.
+        if let Some(at) = at
+            && let Some(entry) = sweep_value_at(entries, at)
+        {
+            return src.diag(at, Some(entry.label()), message);
+        }
+        // 2. A swept value quoted in a message without a position of its own (inside a
+        //    `[[traffic]]` entry serde buffers the table and loses the values' positions).
+        for (entry, &c) in entries.iter().zip(choice) {
+            if let toml::Value::String(s) = &entry.values[c].1
+                && message.contains(&format!("{s:?}"))
+                && !at.is_some_and(|at| base_value_at(base, at))
+            {
+                let at = entry.values[c].0.span().map_or(entry.key_at, |s| s.start);
+                return src.diag(at, Some(entry.label()), message);
+            }
+        }
+        // 3. An unknown key that only the sweep adds (it has no position of its own).
+        if let Some(field) = unknown_field(&message) {
+            for (entry, &c) in entries.iter().zip(choice) {
+                if entry.target.added.iter().any(|a| a == field) {
+                    let shown = sweep::display_value(&entry.values[c].1);
+                    return src.diag(
+                        entry.key_at,
+                        Some(entry.label()),
+                        format!("{message} (the sweep sets it to {shown})"),
+                    );
+                }
+            }
+        }
+        // 4. Somewhere in the file itself; inside a `[[traffic]]` entry the position is the
+        //    entry's header, so look there for the value the message quotes.
+        let at = at.unwrap_or(0);
+        let at = quoted_value_in_table_at(base, at, &message).unwrap_or(at);
+        src.diag(at, key_at(Some(base), at), message)
+    })
+}
+
+/// If `at` is the header of a table, the position of the one value in that table that
+/// `message` quotes the way serde does (`"4XB"`, ``integer `5` ``, ...).
+fn quoted_value_in_table_at(base: &Item, at: usize, message: &str) -> Option<usize> {
+    fn tables<'a>(item: &'a Item, out: &mut Vec<&'a toml_edit::Table>) {
+        match item {
+            Item::Table(t) => {
+                out.push(t);
+                t.iter().for_each(|(_, i)| tables(i, out));
+            }
+            Item::ArrayOfTables(a) => a.iter().for_each(|t| {
+                out.push(t);
+                t.iter().for_each(|(_, i)| tables(i, out));
+            }),
+            Item::Value(_) | Item::None => {}
+        }
+    }
+    let mut all = Vec::new();
+    tables(base, &mut all);
+    let table = all
+        .into_iter()
+        .find(|t| t.span().is_some_and(|s| contains(&s, at)))?;
+    let quoted = |v: &Value| match v {
+        Value::String(s) => message.contains(&format!("{:?}", s.value())),
+        Value::Integer(i) => message.contains(&format!("integer `{}`", i.value())),
+        Value::Float(f) => message.contains(&format!("floating point `{}`", f.value())),
+        Value::Boolean(b) => message.contains(&format!("boolean `{}`", b.value())),
+        _ => false,
+    };
+    let mut found = table
+        .iter()
+        .filter_map(|(_, item)| item.as_value())
+        .filter(|v| quoted(v))
+        .filter_map(Value::span);
+    match (found.next(), found.next()) {
+        (Some(span), None) => Some(span.start),
+        _ => None,
+    }
+}
+
+/// Whether byte `at` is inside a value (not a table header) of the file.
+fn base_value_at(base: &Item, at: usize) -> bool {
+    fn in_item(item: &Item, at: usize) -> bool {
+        match item {
+            Item::Value(v) => v.span().is_some_and(|s| contains(&s, at)),
+            Item::Table(t) => t.iter().any(|(_, i)| in_item(i, at)),
+            Item::ArrayOfTables(a) => a.iter().any(|t| t.iter().any(|(_, i)| in_item(i, at))),
+            Item::None => false,
+        }
+    }
+    in_item(base, at)
+}
+
+/// The field named by serde's "unknown field `x`, expected ..." message.
+fn unknown_field(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    rest.split('`').next()
+}
+
+/// The sweep entry one of whose values spans byte `at`.
+fn sweep_value_at(entries: &[SweepEntry], at: usize) -> Option<&SweepEntry> {
+    entries.iter().find(|e| {
+        e.values
+            .iter()
+            .any(|(v, _)| v.span().is_some_and(|s| contains(&s, at)))
+    })
+}
+
+fn contains(span: &Range<usize>, at: usize) -> bool {
+    span.start <= at && (at < span.end || span.is_empty() && at == span.start)
+}
+
+/// The dotted key (entries of `[[path]]` by name, others by index) whose key or value spans
+/// byte `at`, innermost first.
+fn key_at(root: Option<&Item>, at: usize) -> Option<String> {
+    let t = root?.as_table_like()?;
+    find_in_table(t, at, "")
+}
+
+fn find_in_table(t: &dyn TableLike, at: usize, prefix: &str) -> Option<String> {
+    for (k, item) in t.iter() {
+        let path = if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        if let Some(found) = find_in_item(item, at, &path) {
+            return Some(found);
+        }
+        let key_span = t.key(k).and_then(|k| k.span());
+        if key_span.is_some_and(|s| contains(&s, at))
+            || item.span().is_some_and(|s| contains(&s, at))
+        {
+            return Some(path);
+        }
+    }
+    None
+}
+
+fn find_in_item(item: &Item, at: usize, path: &str) -> Option<String> {
+    match item {
+        Item::Table(t) => find_in_table(t, at, path),
+        Item::ArrayOfTables(a) => a.iter().enumerate().find_map(|(i, t)| {
+            let p = format!("{path}.{}", label(t.get("name").and_then(Item::as_str), i));
+            find_in_table(t, at, &p).or_else(|| t.span().filter(|s| contains(s, at)).map(|_| p))
+        }),
+        Item::Value(v) => find_in_value(v, at, path),
+        Item::None => None,
+    }
+}
+
+fn find_in_value(v: &Value, at: usize, path: &str) -> Option<String> {
+    match v {
+        Value::InlineTable(t) => find_in_table(t, at, path),
+        Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+            let name = v
+                .as_inline_table()
+                .and_then(|t| t.get("name"))
+                .and_then(Value::as_str);
+            let p = format!("{path}.{}", label(name, i));
+            find_in_value(v, at, &p).or_else(|| v.span().filter(|s| contains(s, at)).map(|_| p))
+        }),
+        _ => None,
+    }
+}
+
+fn label(name: Option<&str>, index: usize) -> String {
+    match name {
+        Some(n) => n.to_string(),
+        None => index.to_string(),
+    }
+}
+
+/// The span of the item at `steps` in `tree`.
+fn span_of(tree: &Item, steps: &[Step]) -> Option<Range<usize>> {
+    let mut cur = tree;
+    for s in steps {
+        cur = match s {
+            Step::Key(k) => cur.get(k.as_str())?,
+            Step::Index(i) => cur.get(*i)?,
+        };
+    }
+    cur.span()
+}
+
+/// A rule serde cannot check.
+struct Invalid {
+    /// Where (steps into the point's tree).
+    at: Vec<Step>,
+    /// The key, for the message.
+    key: String,
+    /// What is wrong.
+    message: String,
+    /// The earlier definition, for duplicates.
+    first: Option<Vec<Step>>,
+}
+
+fn key(k: &str) -> Step {
+    Step::Key(k.to_string())
+}
+
+/// Checks what the types cannot express: unique path names, probabilities in [0, 1], a
+/// warm-up shorter than the run, a pcap of an existing path...
+fn validate(s: &Scenario) -> Result<(), Invalid> {
+    let bad = |at: Vec<Step>, key: String, message: String| {
+        Err(Invalid {
+            at,
+            key,
+            message,
+            first: None,
+        })
+    };
+    if s.seeds == 0 {
+        return bad(
+            vec![key("seeds")],
+            "seeds".into(),
+            "must be at least 1".into(),
+        );
+    }
+    if s.duration.0.is_zero() {
+        return bad(
+            vec![key("duration")],
+            "duration".into(),
+            "must be positive".into(),
+        );
+    }
+    if s.warmup >= s.duration {
+        return bad(
+            vec![key("warmup")],
+            "warmup".into(),
+            format!(
+                "the warm-up ({:?}) must be shorter than the duration ({:?})",
+                s.warmup.0, s.duration.0
+            ),
+        );
+    }
+    if s.paths.is_empty() {
+        return bad(
+            vec![key("path")],
+            "path".into(),
+            "at least one [[path]] is needed".into(),
+        );
+    }
+    for (i, p) in s.paths.iter().enumerate() {
+        let at = |k: &str| vec![key("path"), Step::Index(i), key(k)];
+        let name = |k: &str| format!("path.{}.{k}", p.name);
+        if let Some(j) = s.paths[..i].iter().position(|q| q.name == p.name) {
+            return Err(Invalid {
+                at: at("name"),
+                key: format!("path.{i}.name"),
+                message: format!("two paths are named {:?}: names must be unique", p.name),
+                first: Some(vec![key("path"), Step::Index(j), key("name")]),
+            });
+        }
+        for (k, v) in [("loss", p.loss), ("reverse_loss", p.reverse_loss)] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(at(k), name(k), format!("a probability in [0, 1], not {v}"));
+            }
+        }
+        if let Some(g) = &p.gilbert {
+            for (k, v) in [
+                ("p_good_bad", g.p_good_bad),
+                ("p_bad_good", g.p_bad_good),
+                ("loss_good", g.loss_good),
+                ("loss_bad", g.loss_bad),
+            ] {
+                if !(0.0..=1.0).contains(&v) {
+                    let mut steps = at("gilbert");
+                    steps.push(key(k));
+                    return bad(
+                        steps,
+                        format!("path.{}.gilbert.{k}", p.name),
+                        format!("a probability in [0, 1], not {v}"),
+                    );
+                }
+            }
+        }
+        if let Some(h) = &p.hiccup
+            && !(0.0..=1.0).contains(&h.rate)
+        {
+            let mut steps = at("hiccup");
+            steps.push(key("rate"));
+            return bad(
+                steps,
+                format!("path.{}.hiccup.rate", p.name),
+                format!("a probability in [0, 1], not {}", h.rate),
+            );
+        }
+        if p.queue == 0 {
+            return bad(
+                at("queue"),
+                name("queue"),
+                "must be at least 1 packet".into(),
+            );
+        }
+        for (j, f) in p.failures.iter().enumerate() {
+            if f.from >= f.to {
+                let mut steps = at("failures");
+                steps.push(Step::Index(j));
+                return bad(
+                    steps,
+                    format!("path.{}.failures.{j}", p.name),
+                    "`from` must be before `to`".into(),
+                );
+            }
+        }
+    }
+    if let Some(pc) = &s.pcap
+        && !s.paths.iter().any(|p| p.name == pc.path)
+    {
+        return bad(
+            vec![key("pcap"), key("path")],
+            "pcap.path".into(),
+            format!(
+                "no path named {:?} (paths: {})",
+                pc.path,
+                s.paths
+                    .iter()
+                    .map(|p| format!("{:?}", p.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    Ok(())
+}

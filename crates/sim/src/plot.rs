@@ -1,1 +1,553 @@
-//! (being written: experiment runner)
+//! `braid sim plot`: a metric of summary.json against a swept parameter, mean with 95 %
+//! confidence bars, optionally one curve per value of a second parameter.
+//!
+//! X values are read with their units ("16KiB" → 16384 bytes, "50ms" → 0.05 s, "10Mbit/s"),
+//! ordered by value and shown in a unit that suits their range, named in the axis label
+//! ("association.send_buffer (KiB)"). Values that are not quantities (names) are placed in
+//! sweep order as categories. The y label is the metric's name with the unit its name implies
+//! (`_mbps` → Mbit/s, `_ms` → ms, ...).
+//!
+//! Output: PNG or SVG by the file's extension, drawn with `plotters` without any system font:
+//! text is DejaVu Sans, embedded by the `dejavu` crate and rasterised by `ab_glyph`, so plots
+//! come out the same on every machine.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::runner::SummaryFile;
+use crate::sweep::display_value;
+use crate::units::{parse_duration, parse_rate, parse_size};
+
+/// What to plot.
+#[derive(Debug, Clone, Default)]
+pub struct PlotSpec {
+    /// The swept parameter on the x axis.
+    pub x: String,
+    /// The metric on the y axis.
+    pub y: String,
+    /// A swept parameter with one curve per value.
+    pub curves: Option<String>,
+    /// Other swept parameters held at one value (`key`, `value` as in the file).
+    pub fix: Vec<(String, String)>,
+    /// Title; default: the scenario's name.
+    pub title: Option<String>,
+}
+
+/// Why a plot cannot be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// summary.json cannot be read.
+    #[error("{}: {message}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The request does not fit the data.
+    #[error("{0}")]
+    Spec(String),
+    /// Drawing or writing the image failed.
+    #[error("drawing {}: {message}", path.display())]
+    Draw {
+        /// The image file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The kind of quantity a swept value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A plain number.
+    Number,
+    /// A rate, in bit/s.
+    Rate,
+    /// A size, in bytes.
+    Size,
+    /// A duration, in seconds.
+    Duration,
+}
+
+/// A swept value as a number in base units (bit/s, bytes, seconds), if it is a quantity.
+pub fn quantity(v: &toml::Value) -> Option<(Kind, f64)> {
+    match v {
+        toml::Value::Integer(i) => Some((Kind::Number, *i as f64)),
+        toml::Value::Float(f) => Some((Kind::Number, *f)),
+        toml::Value::String(s) => {
+            if let Ok(x) = s.trim().parse::<f64>() {
+                Some((Kind::Number, x))
+            } else if let Ok(r) = parse_rate(s) {
+                Some((Kind::Rate, r.0))
+            } else if let Ok(d) = parse_duration(s) {
+                Some((Kind::Duration, d.0.as_secs_f64()))
+            } else if let Ok(b) = parse_size(s) {
+                Some((Kind::Size, b.0 as f64))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// How x values are placed and labelled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum XAxis {
+    /// Numbers, shown divided by `scale` in `unit`.
+    Numeric {
+        /// The values' kind.
+        kind: Kind,
+        /// Base units per shown unit.
+        scale: f64,
+        /// The shown unit ("" for plain numbers).
+        unit: String,
+    },
+    /// Categories at 0, 1, 2, ... with these labels.
+    Categories(Vec<String>),
+}
+
+/// One mean with its confidence bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChartPoint {
+    /// X in shown units (or the category's position).
+    pub x: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Confidence half-width (NaN: no bar).
+    pub ci95: f64,
+    /// Runs behind the mean.
+    pub n: usize,
+}
+
+/// One curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text (`key = value`), if there are curves.
+    pub label: Option<String>,
+    /// The points, by x.
+    pub points: Vec<ChartPoint>,
+}
+
+/// Everything needed to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Title.
+    pub title: String,
+    /// X axis label, with unit.
+    pub x_label: String,
+    /// Y axis label, with unit.
+    pub y_label: String,
+    /// X placement.
+    pub x_axis: XAxis,
+    /// The curves.
+    pub series: Vec<Series>,
+}
+
+/// Reads `dir/summary.json`, draws the plot into `out` (.png or .svg) and returns what was
+/// drawn.
+pub fn plot(dir: &Path, spec: &PlotSpec, out: &Path) -> Result<Chart, PlotError> {
+    let path = dir.join("summary.json");
+    let read_err = |message: String| PlotError::Read {
+        path: path.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| read_err(e.to_string()))?;
+    let summary: SummaryFile = serde_json::from_str(&text).map_err(|e| read_err(e.to_string()))?;
+    let chart = prepare(&summary, spec)?;
+    render(&chart, out)?;
+    Ok(chart)
+}
+
+/// Selects and arranges the data of `spec`.
+pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotError> {
+    let err = |m: String| Err(PlotError::Spec(m));
+    let swept = summary.sweep.join(", ");
+    if !summary.sweep.contains(&spec.x) {
+        return err(if summary.sweep.is_empty() {
+            format!("{:?} is not swept: this experiment has no sweep", spec.x)
+        } else {
+            format!("{:?} is not swept (swept: {swept})", spec.x)
+        });
+    }
+    if let Some(c) = &spec.curves {
+        if !summary.sweep.contains(c) {
+            return err(format!("{c:?} is not swept (swept: {swept})"));
+        }
+        if *c == spec.x {
+            return err("--curves must differ from --x".into());
+        }
+    }
+    for (k, _) in &spec.fix {
+        if !summary.sweep.contains(k) {
+            return err(format!("{k:?} is not swept (swept: {swept})"));
+        }
+    }
+    // Points matching --fix.
+    let selected: Vec<_> = summary
+        .points
+        .iter()
+        .filter(|p| {
+            spec.fix.iter().all(|(k, want)| {
+                p.params.get(k).is_some_and(|v| {
+                    display_value(v) == *want
+                        || quantity(v)
+                            .zip(quantity(&toml::Value::String(want.clone())))
+                            .is_some_and(|((ka, a), (kb, b))| ka == kb && a == b)
+                })
+            })
+        })
+        .collect();
+    if selected.is_empty() {
+        return err("no point matches the --fix values".into());
+    }
+    // Every other swept parameter must be constant.
+    for k in &summary.sweep {
+        if *k == spec.x || spec.curves.as_ref() == Some(k) || spec.fix.iter().any(|(f, _)| f == k) {
+            continue;
+        }
+        let mut values: Vec<String> = Vec::new();
+        for p in &selected {
+            let v = p.params.get(k).map(display_value).unwrap_or_default();
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        if values.len() > 1 {
+            return err(format!(
+                "{k:?} also varies ({}): draw one curve per value with --curves {k}, or hold it with --fix {k}=VALUE",
+                values.join(", ")
+            ));
+        }
+    }
+    if !selected.iter().any(|p| p.metrics.contains_key(&spec.y)) {
+        let mut names: Vec<&str> = summary
+            .points
+            .iter()
+            .flat_map(|p| p.metrics.keys().map(String::as_str))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        return err(format!(
+            "no metric {:?} (metrics: {})",
+            spec.y,
+            names.join(", ")
+        ));
+    }
+
+    // X placement.
+    let mut xs_text: Vec<&toml::Value> = Vec::new();
+    for p in &selected {
+        if let Some(v) = p.params.get(&spec.x)
+            && !xs_text.contains(&v)
+        {
+            xs_text.push(v);
+        }
+    }
+    let quantities: Option<Vec<(Kind, f64)>> = xs_text.iter().map(|v| quantity(v)).collect();
+    let x_axis = match quantities {
+        Some(q) if q.windows(2).all(|w| w[0].0 == w[1].0) && !q.is_empty() => {
+            let kind = q[0].0;
+            let max = q.iter().map(|(_, x)| x.abs()).fold(0.0, f64::max);
+            let binary = xs_text
+                .iter()
+                .any(|v| v.as_str().is_some_and(|s| s.contains("iB")));
+            let (scale, unit) = display_unit(kind, max, binary);
+            XAxis::Numeric {
+                kind,
+                scale,
+                unit: unit.to_string(),
+            }
+        }
+        _ => XAxis::Categories(xs_text.iter().map(|v| display_value(v)).collect()),
+    };
+    let x_of = |v: &toml::Value| -> Option<f64> {
+        match &x_axis {
+            XAxis::Numeric { scale, .. } => quantity(v).map(|(_, x)| x / scale),
+            XAxis::Categories(labels) => {
+                let s = display_value(v);
+                labels.iter().position(|l| *l == s).map(|i| i as f64)
+            }
+        }
+    };
+
+    // Curves, in order of first appearance.
+    let mut curve_values: Vec<Option<&toml::Value>> = Vec::new();
+    for p in &selected {
+        let c = spec.curves.as_ref().and_then(|c| p.params.get(c));
+        if !curve_values.contains(&c) {
+            curve_values.push(c);
+        }
+    }
+    let mut series = Vec::new();
+    for c in curve_values {
+        let mut points: Vec<ChartPoint> = selected
+            .iter()
+            .filter(|p| spec.curves.as_ref().and_then(|k| p.params.get(k)) == c)
+            .filter_map(|p| {
+                let s = p.metrics.get(&spec.y)?;
+                let x = x_of(p.params.get(&spec.x)?)?;
+                (!s.mean.is_nan()).then_some(ChartPoint {
+                    x,
+                    mean: s.mean,
+                    ci95: s.ci95,
+                    n: s.n,
+                })
+            })
+            .collect();
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        series.push(Series {
+            label: match (&spec.curves, c) {
+                (Some(k), Some(v)) => Some(format!("{k} = {}", display_value(v))),
+                _ => None,
+            },
+            points,
+        });
+    }
+
+    let x_label = match &x_axis {
+        XAxis::Numeric { unit, .. } if !unit.is_empty() => format!("{} ({unit})", spec.x),
+        _ => spec.x.clone(),
+    };
+    let y_label = match metric_unit(&spec.y) {
+        Some(u) => format!("{} ({u})", spec.y),
+        None => spec.y.clone(),
+    };
+    let mut title = spec
+        .title
+        .clone()
+        .unwrap_or_else(|| summary.scenario.clone());
+    if !spec.fix.is_empty() {
+        let fixed: Vec<String> = spec.fix.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        title.push_str(&format!(" [{}]", fixed.join(", ")));
+    }
+    Ok(Chart {
+        title,
+        x_label,
+        y_label,
+        x_axis,
+        series,
+    })
+}
+
+/// The unit to show values of `kind` up to `max` (base units) in: (base units per unit, name).
+fn display_unit(kind: Kind, max: f64, binary: bool) -> (f64, &'static str) {
+    let pick = |steps: &[(f64, &'static str)]| {
+        steps
+            .iter()
+            .rev()
+            .find(|(s, _)| max >= *s)
+            .or(steps.first())
+            .copied()
+            .unwrap_or((1.0, ""))
+    };
+    match kind {
+        Kind::Number => (1.0, ""),
+        Kind::Rate => pick(&[
+            (1.0, "bit/s"),
+            (1e3, "kbit/s"),
+            (1e6, "Mbit/s"),
+            (1e9, "Gbit/s"),
+        ]),
+        Kind::Size if binary => pick(&[
+            (1.0, "B"),
+            (1024.0, "KiB"),
+            (1024.0 * 1024.0, "MiB"),
+            (1024.0 * 1024.0 * 1024.0, "GiB"),
+        ]),
+        Kind::Size => pick(&[(1.0, "B"), (1e3, "kB"), (1e6, "MB"), (1e9, "GB")]),
+        Kind::Duration => pick(&[(1e-6, "µs"), (1e-3, "ms"), (1.0, "s")]),
+    }
+}
+
+/// The unit a metric's name implies: a part of the name (split at `_`) that is a unit.
+pub fn metric_unit(name: &str) -> Option<&'static str> {
+    name.split('_').rev().find_map(|part| {
+        Some(match part {
+            "mbps" => "Mbit/s",
+            "kbps" => "kbit/s",
+            "gbps" => "Gbit/s",
+            "bps" => "bit/s",
+            "ms" => "ms",
+            "us" => "µs",
+            "s" | "secs" | "seconds" => "s",
+            "bytes" => "bytes",
+            "packets" | "pkts" => "packets",
+            "pct" | "percent" => "%",
+            _ => return None,
+        })
+    })
+}
+
+/// Draws `chart` into `out`: PNG (1024×640) or SVG by extension.
+pub fn render(chart: &Chart, out: &Path) -> Result<(), PlotError> {
+    let draw_err = |message: String| PlotError::Draw {
+        path: out.to_path_buf(),
+        message,
+    };
+    register_font().map_err(|m| draw_err(m.to_string()))?;
+    let ext = out
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let size = (1024, 640);
+    match ext.as_deref() {
+        Some("png") => {
+            let root = BitMapBackend::new(out, size).into_drawing_area();
+            draw(&root, chart).map_err(draw_err)?;
+            root.present().map_err(|e| draw_err(e.to_string()))
+        }
+        Some("svg") => {
+            let root = SVGBackend::new(out, size).into_drawing_area();
+            draw(&root, chart).map_err(draw_err)?;
+            root.present().map_err(|e| draw_err(e.to_string()))
+        }
+        _ => Err(PlotError::Spec(format!(
+            "{}: the output must end in .png or .svg",
+            out.display()
+        ))),
+    }
+}
+
+/// Registers the embedded font as plotters' "sans-serif", once.
+fn register_font() -> Result<(), &'static str> {
+    static REGISTERED: OnceLock<Result<(), &'static str>> = OnceLock::new();
+    *REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .map_err(|_| "the embedded font cannot be read")
+    })
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let all: Vec<&ChartPoint> = chart.series.iter().flat_map(|s| &s.points).collect();
+    let (mut x0, mut x1) = match &chart.x_axis {
+        XAxis::Categories(c) => (-0.5, c.len() as f64 - 0.5),
+        XAxis::Numeric { .. } => all
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                (a.min(p.x), b.max(p.x))
+            }),
+    };
+    if !(x0.is_finite() && x1.is_finite()) {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if matches!(chart.x_axis, XAxis::Numeric { .. }) {
+        let pad = if x1 > x0 {
+            (x1 - x0) * 0.05
+        } else {
+            x0.abs().max(1.0) * 0.1
+        };
+        x0 -= pad;
+        x1 += pad;
+    }
+    let bar = |p: &ChartPoint| if p.ci95.is_finite() { p.ci95 } else { 0.0 };
+    let mut y0 = all
+        .iter()
+        .map(|p| p.mean - bar(p))
+        .fold(f64::INFINITY, f64::min);
+    let mut y1 = all
+        .iter()
+        .map(|p| p.mean + bar(p))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !(y0.is_finite() && y1.is_finite()) {
+        (y0, y1) = (0.0, 1.0);
+    }
+    // Start at zero for non-negative data, the honest default for rates and times.
+    if y0 >= 0.0 {
+        y0 = 0.0;
+    }
+    let pad = if y1 > y0 {
+        (y1 - y0) * 0.08
+    } else {
+        y1.abs().max(1.0) * 0.1
+    };
+    // Room for the legend above the data.
+    let legend = chart.series.iter().filter(|s| s.label.is_some()).count() as f64;
+    y1 += pad * (1.0 + legend);
+    if y0 < 0.0 {
+        y0 -= pad;
+    }
+
+    let mut ctx = ChartBuilder::on(root)
+        .caption(&chart.title, ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(e)?;
+    let categories = match &chart.x_axis {
+        XAxis::Categories(c) => Some(c.clone()),
+        XAxis::Numeric { .. } => None,
+    };
+    let x_fmt = |v: &f64| match &categories {
+        Some(c) => {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 {
+                c.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        }
+        None => format!("{}", (v * 1e6).round() / 1e6),
+    };
+    let mut mesh = ctx.configure_mesh();
+    mesh.x_desc(chart.x_label.as_str())
+        .y_desc(chart.y_label.as_str())
+        .axis_desc_style(("sans-serif", 18))
+        .label_style(("sans-serif", 14))
+        .bold_line_style(RGBColor(205, 205, 205))
+        .light_line_style(RGBColor(240, 240, 240))
+        .x_label_formatter(&x_fmt);
+    if let Some(c) = &categories {
+        mesh.x_labels(c.len() * 2 + 1);
+    }
+    mesh.draw().map_err(e)?;
+
+    for (i, s) in chart.series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let style = ShapeStyle::from(&color).stroke_width(2);
+        let line = ctx
+            .draw_series(LineSeries::new(
+                s.points.iter().map(|p| (p.x, p.mean)),
+                style,
+            ))
+            .map_err(e)?;
+        if let Some(label) = &s.label {
+            line.label(label.as_str()).legend(move |(x, y)| {
+                PathElement::new(
+                    vec![(x, y), (x + 20, y)],
+                    ShapeStyle::from(&color).stroke_width(2),
+                )
+            });
+        }
+        ctx.draw_series(
+            s.points
+                .iter()
+                .map(|p| Circle::new((p.x, p.mean), 4, color.filled())),
+        )
+        .map_err(e)?;
+        ctx.draw_series(s.points.iter().filter(|p| p.ci95.is_finite()).map(|p| {
+            ErrorBar::new_vertical(p.x, p.mean - p.ci95, p.mean, p.mean + p.ci95, style, 10)
+        }))
+        .map_err(e)?;
+    }
+    if chart.series.iter().any(|s| s.label.is_some()) {
+        ctx.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(e)?;
+    }
+    Ok(())
+}
