@@ -1,0 +1,716 @@
+//! The endpoint's task: sockets, clock, timer and command channel around the sans-IO core.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::future::poll_fn;
+use std::io::{self, IoSliceMut, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::task::Poll;
+use std::time::Duration;
+
+use braid_proto::{
+    AssocId, AssociationStats, CloseReason, EndpointConfig, Event, Instant, PathInfo,
+    ReceivedMessage, SendError, SendOptions,
+};
+use braid_wire::pcap::PcapWriter;
+use bytes::Bytes;
+use quinn_udp::{RecvMeta, UdpSocketState};
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::io::Interest;
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{Error, NetConfig};
+
+/// A request from an API handle.
+#[derive(Debug)]
+pub(crate) enum Cmd {
+    Connect {
+        remotes: Vec<SocketAddr>,
+        port: u16,
+        reply: oneshot::Sender<Result<AssocId, Error>>,
+    },
+    Accept {
+        reply: oneshot::Sender<AssocId>,
+    },
+    Send {
+        id: AssocId,
+        stream: u16,
+        data: Bytes,
+        opts: SendOptions,
+        reply: oneshot::Sender<Result<(), Error>>,
+    },
+    Recv {
+        id: AssocId,
+        reply: oneshot::Sender<Option<ReceivedMessage>>,
+    },
+    Stats {
+        id: AssocId,
+        reply: oneshot::Sender<Result<AssociationStats, Error>>,
+    },
+    Paths {
+        id: AssocId,
+        reply: oneshot::Sender<Result<Vec<PathInfo>, Error>>,
+    },
+    Shutdown {
+        id: AssocId,
+        reply: oneshot::Sender<CloseReason>,
+    },
+    Abort {
+        id: AssocId,
+    },
+    Dropped {
+        id: AssocId,
+    },
+    Close {
+        reply: Option<oneshot::Sender<()>>,
+    },
+}
+
+/// A `send` waiting for room in the send buffer.
+#[derive(Debug)]
+struct PendingSend {
+    stream: u16,
+    data: Bytes,
+    opts: SendOptions,
+    reply: oneshot::Sender<Result<(), Error>>,
+}
+
+/// The driver's side of one association: the futures waiting on it.
+#[derive(Debug, Default)]
+struct Waiters {
+    connect: Option<oneshot::Sender<Result<AssocId, Error>>>,
+    sends: VecDeque<PendingSend>,
+    recvs: VecDeque<oneshot::Sender<Option<ReceivedMessage>>>,
+    shutdowns: Vec<oneshot::Sender<CloseReason>>,
+    /// Messages taken from the core for a `recv` that was cancelled meanwhile.
+    stash: VecDeque<ReceivedMessage>,
+    closed: Option<CloseReason>,
+    /// The application dropped its handle (or never took it).
+    dropped: bool,
+}
+
+struct Sock {
+    io: UdpSocket,
+    state: UdpSocketState,
+    local: SocketAddr,
+}
+
+/// Receive buffers for one `recvmmsg` batch.
+struct RecvBufs {
+    buf: Vec<u8>,
+    chunk: usize,
+    meta: Vec<RecvMeta>,
+}
+
+/// The endpoint's task.
+pub(crate) struct Driver {
+    ep: braid_proto::Endpoint,
+    socks: Vec<Sock>,
+    epoch: std::time::Instant,
+    cmds: mpsc::UnboundedReceiver<Cmd>,
+    waiters: BTreeMap<AssocId, Waiters>,
+    accept_waiters: VecDeque<oneshot::Sender<AssocId>>,
+    incoming: VecDeque<AssocId>,
+    pcap: Option<PcapWriter<Box<dyn Write + Send>>>,
+    /// RFC 6951: UDP port learned per (peer IP, peer SCTP port) from received packets
+    /// other than INITs.
+    udp_ports: HashMap<(IpAddr, u16), u16>,
+    closing: Option<Vec<oneshot::Sender<()>>>,
+    rx: RecvBufs,
+    tx_buf: Vec<u8>,
+    batch: Vec<u8>,
+    /// Last instant `handle_timeout` ran at (guards against a timer stuck in the past).
+    last_timeout: Option<Instant>,
+}
+
+fn bind_socket(addr: SocketAddr, buffer: usize) -> io::Result<Sock> {
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    // Best effort: the kernel clamps to its maximum.
+    let _ = s.set_send_buffer_size(buffer);
+    let _ = s.set_recv_buffer_size(buffer);
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    let std: std::net::UdpSocket = s.into();
+    let io = UdpSocket::from_std(std)?;
+    let state = UdpSocketState::new((&io).into())?;
+    let local = io.local_addr()?;
+    Ok(Sock { io, state, local })
+}
+
+/// Whether an SCTP packet carries an INIT (which must be alone in its packet).
+fn carries_init(p: &[u8]) -> bool {
+    p.get(12) == Some(&1)
+}
+
+fn sctp_port(p: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*p.get(at)?, *p.get(at + 1)?]))
+}
+
+impl Driver {
+    pub(crate) fn new(
+        cfg: EndpointConfig,
+        addrs: &[SocketAddr],
+        net: NetConfig,
+        cmds: mpsc::UnboundedReceiver<Cmd>,
+    ) -> io::Result<(Self, Vec<SocketAddr>)> {
+        let Some(first) = addrs.first() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no local address to bind",
+            ));
+        };
+        let mut socks = vec![bind_socket(*first, net.socket_buffer)?];
+        let port = socks[0].local.port();
+        for a in &addrs[1..] {
+            socks.push(bind_socket(
+                SocketAddr::new(a.ip(), port),
+                net.socket_buffer,
+            )?);
+        }
+        let mut seed = [0u8; 8];
+        getrandom::fill(&mut seed).map_err(|e| io::Error::other(e.to_string()))?;
+        let ep = braid_proto::Endpoint::new(cfg, u64::from_le_bytes(seed));
+        let pcap = net.pcap.map(PcapWriter::new).transpose()?;
+        let gro = socks
+            .iter()
+            .map(|s| s.state.gro_segments())
+            .max()
+            .unwrap_or(1);
+        let chunk = (gro * 1500).max(65536);
+        let batch = quinn_udp::BATCH_SIZE.min(32);
+        let locals = socks.iter().map(|s| s.local).collect();
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the socket driver is where the wall clock becomes the core's time input"
+        )]
+        let epoch = std::time::Instant::now();
+        Ok((
+            Self {
+                ep,
+                socks,
+                epoch,
+                cmds,
+                waiters: BTreeMap::new(),
+                accept_waiters: VecDeque::new(),
+                incoming: VecDeque::new(),
+                pcap,
+                udp_ports: HashMap::new(),
+                closing: None,
+                rx: RecvBufs {
+                    buf: vec![0; chunk * batch],
+                    chunk,
+                    meta: vec![RecvMeta::default(); batch],
+                },
+                tx_buf: Vec::with_capacity(65536),
+                batch: Vec::with_capacity(65536),
+                last_timeout: None,
+            },
+            locals,
+        ))
+    }
+
+    fn now(&self) -> Instant {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the socket driver is where the wall clock becomes the core's time input"
+        )]
+        let now = std::time::Instant::now();
+        Instant::from_duration(now.saturating_duration_since(self.epoch))
+    }
+
+    pub(crate) async fn run(mut self) {
+        loop {
+            self.service().await;
+            if self.finished() {
+                break;
+            }
+            let deadline = self.ep.poll_timeout().map(|t| match self.last_timeout {
+                // A timer that stays due after handle_timeout would spin: retry in 1 ms.
+                Some(last) if t <= last => last + Duration::from_millis(1),
+                _ => t,
+            });
+            let sleep_at =
+                deadline.map(|t| tokio::time::Instant::from_std(self.epoch + t.since_epoch()));
+            let socks = &self.socks;
+            let readable = poll_fn(|cx| {
+                for (i, s) in socks.iter().enumerate() {
+                    if s.io.poll_recv_ready(cx).is_ready() {
+                        return Poll::Ready(i);
+                    }
+                }
+                Poll::Pending
+            });
+            tokio::select! {
+                cmd = self.cmds.recv() => {
+                    match cmd {
+                        Some(c) => {
+                            self.command(c);
+                            // Take whatever else is queued before transmitting.
+                            while let Ok(c) = self.cmds.try_recv() {
+                                self.command(c);
+                            }
+                        }
+                        None => self.start_close(None, true),
+                    }
+                }
+                i = readable => self.read(i),
+                () = async {
+                    match sleep_at {
+                        Some(t) => tokio::time::sleep_until(t).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    let now = self.now();
+                    self.last_timeout = Some(now);
+                    self.ep.handle_timeout(now);
+                }
+            }
+        }
+        // Whatever is left waiting learns the endpoint is gone when its sender drops.
+        if let Some(p) = self.pcap.take() {
+            let _ = p.into_inner();
+        }
+        for r in self.closing.take().into_iter().flatten() {
+            let _ = r.send(());
+        }
+    }
+
+    /// The endpoint closes once every association is closed and its last packets sent.
+    fn finished(&self) -> bool {
+        self.closing.is_some()
+            && self
+                .ep
+                .associations()
+                .all(|id| self.ep.association(id).is_none_or(|a| a.is_closed()))
+    }
+
+    fn start_close(&mut self, reply: Option<oneshot::Sender<()>>, abort: bool) {
+        let now = self.now();
+        let ids: Vec<AssocId> = self.ep.associations().collect();
+        for id in ids {
+            if let Some(a) = self.ep.association_mut(id) {
+                if abort {
+                    a.abort(now, None);
+                } else {
+                    a.shutdown(now);
+                }
+            }
+        }
+        self.closing.get_or_insert_with(Vec::new).extend(reply);
+        self.accept_waiters.clear();
+    }
+
+    fn read(&mut self, i: usize) {
+        // Bounded so timers and commands get their turn under a flood.
+        for _ in 0..16 {
+            let sock = &self.socks[i];
+            let rx = &mut self.rx;
+            let res = sock.io.try_io(Interest::READABLE, || {
+                let mut iovs: Vec<IoSliceMut<'_>> =
+                    rx.buf.chunks_mut(rx.chunk).map(IoSliceMut::new).collect();
+                sock.state.recv((&sock.io).into(), &mut iovs, &mut rx.meta)
+            });
+            let n = match res {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                // ICMP errors (ECONNREFUSED...) and the like: the core's timers handle loss.
+                Err(_) => continue,
+            };
+            let now = self.now();
+            let sock_local = self.socks[i].local;
+            for k in 0..n {
+                let meta = self.rx.meta[k];
+                let local = match meta.dst_ip {
+                    Some(ip) if sock_local.ip().is_unspecified() => {
+                        SocketAddr::new(ip, sock_local.port())
+                    }
+                    _ => sock_local,
+                };
+                let base = k * self.rx.chunk;
+                let data = &self.rx.buf[base..base + meta.len];
+                let stride = if meta.stride == 0 {
+                    meta.len
+                } else {
+                    meta.stride
+                };
+                for seg in data.chunks(stride.max(1)) {
+                    if let Some(p) = &mut self.pcap {
+                        let _ = p.write_sctp(now.since_epoch(), meta.addr, local, seg);
+                    }
+                    if !carries_init(seg)
+                        && let Some(src) = sctp_port(seg, 0)
+                    {
+                        self.udp_ports
+                            .insert((meta.addr.ip(), src), meta.addr.port());
+                    }
+                    self.ep
+                        .handle_datagram(now, local, meta.addr, Bytes::copy_from_slice(seg));
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, c: Cmd) {
+        let now = self.now();
+        match c {
+            Cmd::Connect {
+                remotes,
+                port,
+                reply,
+            } => {
+                if self.closing.is_some() {
+                    return; // Dropping the reply: EndpointClosed.
+                }
+                let pick = remotes.iter().find_map(|r| {
+                    self.socks
+                        .iter()
+                        .find(|s| s.local.is_ipv4() == r.is_ipv4())
+                        .map(|s| (s.local, *r))
+                });
+                let Some((local, remote)) = pick else {
+                    let _ = reply.send(Err(Error::NoUsableAddress));
+                    return;
+                };
+                match self.ep.connect(now, local, remote, port) {
+                    Ok(id) => {
+                        self.waiters.insert(
+                            id,
+                            Waiters {
+                                connect: Some(reply),
+                                ..Default::default()
+                            },
+                        );
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(Error::Connect(e)));
+                    }
+                }
+            }
+            Cmd::Accept { reply } => {
+                if self.closing.is_some() {
+                    return;
+                }
+                self.accept_waiters.push_back(reply);
+                self.hand_out_accepted();
+            }
+            Cmd::Send {
+                id,
+                stream,
+                data,
+                opts,
+                reply,
+            } => {
+                let w = self.waiters.entry(id).or_default();
+                w.sends.push_back(PendingSend {
+                    stream,
+                    data,
+                    opts,
+                    reply,
+                });
+                self.flush_sends(id, now);
+            }
+            Cmd::Recv { id, reply } => {
+                self.waiters.entry(id).or_default().recvs.push_back(reply);
+                self.deliver(id);
+            }
+            Cmd::Stats { id, reply } => {
+                let r = match self.ep.association(id) {
+                    Some(a) => Ok(a.stats()),
+                    None => Err(self.gone(id)),
+                };
+                let _ = reply.send(r);
+            }
+            Cmd::Paths { id, reply } => {
+                let r = match self.ep.association(id) {
+                    Some(a) => Ok(a.paths()),
+                    None => Err(self.gone(id)),
+                };
+                let _ = reply.send(r);
+            }
+            Cmd::Shutdown { id, reply } => {
+                let closed = self.waiters.get(&id).and_then(|w| w.closed.clone());
+                if let Some(r) = closed {
+                    let _ = reply.send(r);
+                    return;
+                }
+                match self.ep.association_mut(id) {
+                    Some(a) => {
+                        a.shutdown(now);
+                        self.waiters.entry(id).or_default().shutdowns.push(reply);
+                    }
+                    None => {
+                        let _ = reply.send(CloseReason::LocalAbort);
+                    }
+                }
+            }
+            Cmd::Abort { id } => {
+                if let Some(a) = self.ep.association_mut(id) {
+                    a.abort(now, None);
+                }
+            }
+            Cmd::Dropped { id } => {
+                self.waiters.entry(id).or_default().dropped = true;
+                if let Some(a) = self.ep.association_mut(id) {
+                    a.shutdown(now);
+                }
+            }
+            Cmd::Close { reply } => {
+                let abort = reply.is_none();
+                self.start_close(reply, abort);
+            }
+        }
+    }
+
+    /// Why an association the core no longer has is gone.
+    fn gone(&self, id: AssocId) -> Error {
+        Error::Closed(
+            self.waiters
+                .get(&id)
+                .and_then(|w| w.closed.clone())
+                .unwrap_or(CloseReason::LocalAbort),
+        )
+    }
+
+    fn hand_out_accepted(&mut self) {
+        while let Some(id) = self.ep.accept() {
+            self.waiters.entry(id).or_default();
+            self.incoming.push_back(id);
+        }
+        while !self.incoming.is_empty() && !self.accept_waiters.is_empty() {
+            let (Some(id), Some(w)) = (self.incoming.pop_front(), self.accept_waiters.pop_front())
+            else {
+                break;
+            };
+            if let Err(id) = w.send(id) {
+                // That accept was cancelled: offer the association to the next one.
+                self.incoming.push_front(id);
+            }
+        }
+    }
+
+    /// Queues waiting sends in order while the buffer has room.
+    fn flush_sends(&mut self, id: AssocId, now: Instant) {
+        let Some(w) = self.waiters.get_mut(&id) else {
+            return;
+        };
+        while let Some(p) = w.sends.pop_front() {
+            if p.reply.is_closed() {
+                continue; // Cancelled: the message was never queued.
+            }
+            let Some(a) = self.ep.association_mut(id) else {
+                let r = w.closed.clone().unwrap_or(CloseReason::LocalAbort);
+                let _ = p.reply.send(Err(Error::Closed(r)));
+                continue;
+            };
+            match a.send(now, p.stream, p.data.clone(), p.opts) {
+                Ok(()) => {
+                    let _ = p.reply.send(Ok(()));
+                }
+                Err(SendError::WouldBlock) => {
+                    w.sends.push_front(p);
+                    return;
+                }
+                Err(SendError::Closed) => {
+                    let e = match a.close_reason() {
+                        Some(r) => Error::Closed(r.clone()),
+                        None => Error::Send(SendError::Closed),
+                    };
+                    let _ = p.reply.send(Err(e));
+                }
+                Err(e) => {
+                    let _ = p.reply.send(Err(Error::Send(e)));
+                }
+            }
+        }
+    }
+
+    /// Hands received messages to waiting `recv`s; `None` once closed and drained.
+    fn deliver(&mut self, id: AssocId) {
+        let Some(w) = self.waiters.get_mut(&id) else {
+            return;
+        };
+        while let Some(r) = w.recvs.pop_front() {
+            if r.is_closed() {
+                continue;
+            }
+            let a = self.ep.association_mut(id);
+            let m = match (w.stash.pop_front(), a) {
+                (Some(m), _) => Some(m),
+                (None, Some(a)) => match a.recv() {
+                    Some(m) => Some(m),
+                    None if a.is_closed() => None,
+                    None => {
+                        w.recvs.push_front(r);
+                        return;
+                    }
+                },
+                (None, None) => None,
+            };
+            if let Err(Some(m)) = r.send(m) {
+                // Cancelled after the message was taken: keep it for the next recv.
+                w.stash.push_front(m);
+            }
+        }
+    }
+
+    fn on_event(&mut self, id: AssocId, ev: Event) {
+        let w = self.waiters.entry(id).or_default();
+        match ev {
+            Event::Connected => {
+                if let Some(c) = w.connect.take()
+                    && c.send(Ok(id)).is_err()
+                {
+                    // The connect future was dropped: nobody will use this association.
+                    w.dropped = true;
+                    let now = self.now();
+                    if let Some(a) = self.ep.association_mut(id) {
+                        a.abort(now, None);
+                    }
+                }
+            }
+            Event::Closed(reason) => {
+                if let Some(c) = w.connect.take() {
+                    let _ = c.send(Err(Error::Closed(reason.clone())));
+                    w.dropped = true;
+                }
+                for s in w.shutdowns.drain(..) {
+                    let _ = s.send(reason.clone());
+                }
+                w.closed = Some(reason);
+            }
+            _ => {}
+        }
+    }
+
+    /// Forgets an association the application dropped, once it is closed.
+    fn forget_if_done(&mut self, id: AssocId) {
+        let done = self.waiters.get(&id).is_some_and(|w| w.dropped)
+            && self.ep.association(id).is_none_or(|a| a.is_closed());
+        if done {
+            self.ep.remove(id);
+            self.waiters.remove(&id);
+        }
+    }
+
+    /// After any input: events, waiting futures, transmissions.
+    async fn service(&mut self) {
+        let now = self.now();
+        for _ in 0..4 {
+            let mut any = false;
+            while let Some((id, ev)) = self.ep.poll_event() {
+                any = true;
+                self.on_event(id, ev);
+            }
+            self.hand_out_accepted();
+            let ids: Vec<AssocId> = self
+                .waiters
+                .iter()
+                .filter(|(_, w)| !w.sends.is_empty() || !w.recvs.is_empty() || w.dropped)
+                .map(|(id, _)| *id)
+                .collect();
+            for id in &ids {
+                self.flush_sends(*id, now);
+                self.deliver(*id);
+            }
+            let mut buf = std::mem::take(&mut self.tx_buf);
+            self.transmit_all(&mut buf).await;
+            self.tx_buf = buf;
+            // After the transmissions: the last SHUTDOWN-COMPLETE or ABORT is out.
+            for id in ids {
+                self.forget_if_done(id);
+            }
+            if !any {
+                break;
+            }
+        }
+    }
+
+    /// Drains `poll_transmit`, batching runs of equal-size datagrams to one destination
+    /// into one GSO send.
+    async fn transmit_all(&mut self, scratch: &mut Vec<u8>) {
+        let now = self.now();
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
+        // (socket index, destination, segment size, count, last segment was short)
+        let mut cur: Option<(usize, SocketAddr, usize, usize, bool)> = None;
+        loop {
+            scratch.clear();
+            let Some(t) = self.ep.poll_transmit(now, scratch) else {
+                break;
+            };
+            let pkt = &scratch[..t.size];
+            let mut dst = t.remote;
+            // RFC 6951: answer INITs to their source port; otherwise use the learned port.
+            if pkt.get(12) != Some(&2)
+                && let Some(p) = sctp_port(pkt, 2)
+                && let Some(udp) = self.udp_ports.get(&(dst.ip(), p))
+            {
+                dst.set_port(*udp);
+            }
+            let si = self.socket_for(t.local, dst);
+            if let Some(p) = &mut self.pcap {
+                let _ = p.write_sctp(now.since_epoch(), self.socks[si].local, dst, pkt);
+            }
+            if let Some((csi, cdst, seg, n, short)) = cur {
+                let max = self.socks[csi].state.max_gso_segments();
+                if csi != si || cdst != dst || t.size > seg || short || n >= max {
+                    send_batch(&self.socks[csi], cdst, seg, &batch).await;
+                    batch.clear();
+                    cur = None;
+                }
+            }
+            batch.extend_from_slice(pkt);
+            cur = match cur {
+                None => Some((si, dst, t.size, 1, false)),
+                Some((csi, cdst, seg, n, _)) => Some((csi, cdst, seg, n + 1, t.size < seg)),
+            };
+        }
+        if let Some((csi, cdst, seg, _, _)) = cur {
+            send_batch(&self.socks[csi], cdst, seg, &batch).await;
+        }
+        batch.clear();
+        self.batch = batch;
+    }
+
+    fn socket_for(&self, local: SocketAddr, remote: SocketAddr) -> usize {
+        self.socks
+            .iter()
+            .position(|s| s.local == local)
+            .or_else(|| {
+                self.socks
+                    .iter()
+                    .position(|s| s.local.is_ipv4() == remote.is_ipv4())
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// Sends one datagram, or a GSO batch of `seg`-byte segments (the last may be shorter).
+async fn send_batch(sock: &Sock, dst: SocketAddr, seg: usize, contents: &[u8]) {
+    {
+        let t = quinn_udp::Transmit {
+            destination: dst,
+            ecn: None,
+            contents,
+            segment_size: (contents.len() > seg).then_some(seg),
+            src_ip: None,
+        };
+        // A full socket buffer: wait for room. Other errors are packet loss, which SCTP
+        // recovers from (quinn-udp's `send` already treats them so).
+        loop {
+            match sock.io.try_io(Interest::WRITABLE, || {
+                sock.state.send((&sock.io).into(), &t)
+            }) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if sock.io.writable().await.is_err() {
+                        return;
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+}
