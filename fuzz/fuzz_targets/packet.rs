@@ -14,7 +14,20 @@ use braid_wire::{Chunk, Packet, raw_chunks, verify_checksum};
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|raw_input: &[u8]| {
+    // An odd first byte asks for the rest with its CRC32c fixed up, so that mutated packets
+    // also get past the checksum and exercise `decode` (otherwise only the seeds do).
+    let fixed;
+    let data: &[u8] = match raw_input.split_first() {
+        Some((sel, rest)) if sel & 1 == 1 => {
+            let mut v = rest.to_vec();
+            braid_wire::packet::write_checksum(&mut v);
+            fixed = v;
+            &fixed
+        }
+        Some((_, rest)) => rest,
+        None => raw_input,
+    };
     let input = Bytes::copy_from_slice(data);
 
     // Frame by frame, as the core does for the unknown-chunk rules.
