@@ -14,7 +14,9 @@ use bytes::Bytes;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
-use crate::association::{Association, CookieKey, InitAckTags, Transmit, build_init_ack};
+use crate::association::{
+    Association, CookieKey, InitAckTags, Transmit, build_init_ack, random_tag,
+};
 use crate::config::{AssociationConfig, EndpointConfig};
 use crate::cookie::{CookieError, StateCookie};
 use crate::event::Event;
@@ -374,12 +376,7 @@ impl Endpoint {
     }
 
     fn random_tag(&mut self) -> u32 {
-        loop {
-            let t = self.rng.next_u32();
-            if t != 0 {
-                return t;
-            }
-        }
+        random_tag(&mut self.rng)
     }
 
     fn send_stateless(

@@ -1,6 +1,8 @@
 //! End-to-end transfers over the in-memory pair: every message arrives exactly once,
 //! intact, and in order on ordered streams, whatever the wire does.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::time::Duration;
@@ -32,15 +34,16 @@ fn a_clean_wire_carries_a_transfer() {
     assert_eq!(o.bytes as usize, 2 * MB);
 }
 
-#[test]
-fn fifty_megabytes_on_eight_ordered_streams_survive_loss_duplication_and_reordering() {
-    let mut p = hostile_pair(7);
+/// 50 MB on 8 streams over a wire with 5 % loss, 2 % duplication and 5 % reordering each
+/// way; `transfer` checks every message is delivered exactly once, intact, in order.
+fn fifty_megabytes_over_a_hostile_wire(seed: u64, unordered: bool) {
+    let mut p = hostile_pair(seed);
     let (c, s) = p.connect();
     let plan = Plan {
         streams: 8,
         total_bytes: 50 * MB,
         size: Box::new(|n| 500 + (n as usize * 7919) % 3000),
-        unordered: false,
+        unordered,
     };
     let o = transfer(&mut p, c, s, &plan, Duration::from_secs(20_000));
     assert_eq!(o.bytes as usize, 50 * MB);
@@ -51,21 +54,13 @@ fn fifty_megabytes_on_eight_ordered_streams_survive_loss_duplication_and_reorder
 }
 
 #[test]
+fn fifty_megabytes_on_eight_ordered_streams_survive_loss_duplication_and_reordering() {
+    fifty_megabytes_over_a_hostile_wire(7, false);
+}
+
+#[test]
 fn fifty_megabytes_of_unordered_messages_survive_loss_duplication_and_reordering() {
-    let mut p = hostile_pair(8);
-    let (c, s) = p.connect();
-    let plan = Plan {
-        streams: 8,
-        total_bytes: 50 * MB,
-        size: Box::new(|n| 500 + (n as usize * 7919) % 3000),
-        unordered: true,
-    };
-    let o = transfer(&mut p, c, s, &plan, Duration::from_secs(20_000));
-    assert_eq!(o.bytes as usize, 50 * MB);
-    let path = &p.client.association(c).unwrap().paths()[0];
-    eprintln!("{o:?} {:?}", path.stats);
-    // The wire really was hostile: losses were repaired by both mechanisms.
-    assert!(path.stats.fast_retransmissions > 100 && path.stats.timeouts > 0);
+    fifty_megabytes_over_a_hostile_wire(8, true);
 }
 
 #[test]

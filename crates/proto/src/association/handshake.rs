@@ -167,7 +167,8 @@ pub(crate) fn build_init_ack(
     })
 }
 
-fn random_nonzero(rng: &mut ChaCha8Rng) -> u32 {
+/// A random non-zero verification tag (RFC 9260 §5.3.1).
+pub(crate) fn random_tag(rng: &mut impl RngCore) -> u32 {
     loop {
         let t = rng.next_u32();
         if t != 0 {
@@ -189,7 +190,7 @@ impl Association {
         local_port: u16,
         peer_port: u16,
     ) -> Self {
-        let local_tag = random_nonzero(&mut rng);
+        let local_tag = random_tag(&mut rng);
         let initial_tsn = rng.next_u32();
         let mut a = Self::new_inner(
             cfg,

@@ -30,7 +30,7 @@ use crate::recv::reassembly::{Reassembly, ReceivedMessage};
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
 
-pub(crate) use handshake::{CookieKey, InitAckTags, build_init_ack};
+pub(crate) use handshake::{CookieKey, InitAckTags, build_init_ack, random_tag};
 pub use tx::SendOptions;
 use tx::SendQueue;
 
@@ -444,13 +444,7 @@ impl Association {
 
     /// Random non-zero verification tag (RFC 9260 §5.3.1).
     fn random_tag(&mut self) -> u32 {
-        use rand_core::RngCore;
-        loop {
-            let t = self.rng.next_u32();
-            if t != 0 {
-                return t;
-            }
-        }
+        handshake::random_tag(&mut self.rng)
     }
 
     fn rto_jitter(&mut self, rto: Duration) -> Duration {
