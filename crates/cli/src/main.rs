@@ -1,10 +1,12 @@
 //! `braid`: the command-line tool of the braid transport.
 //!
-//! Today it exercises the wire codec (`demo`, `decode`) and runs the simulator (`sim run`,
-//! `sim plot`, `sim pcap`, `sim bench`); the transfer and measurement commands arrive with
-//! the issues that build them.
+//! It exercises the wire codec (`demo`, `decode`), runs the simulator (`sim run`,
+//! `sim plot`, `sim pcap`, `sim bench`), measures throughput over real sockets (`perf
+//! server`, `perf client`) and moves bytes like netcat (`nc`).
 
 mod demo;
+mod nc;
+mod perf;
 mod sim;
 
 use std::path::PathBuf;
@@ -46,6 +48,14 @@ enum Command {
         #[command(subcommand)]
         command: sim::SimCommand,
     },
+    /// Throughput test between two braid endpoints (iperf3 style), with every byte
+    /// verified by the receiver.
+    Perf {
+        #[command(subcommand)]
+        command: perf::PerfCommand,
+    },
+    /// Netcat over SCTP-over-UDP: stdin to the peer, the peer's messages to stdout.
+    Nc(nc::NcArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +64,8 @@ fn main() -> ExitCode {
         Command::Demo { pcap, hex } => demo::run(pcap.as_deref(), hex),
         Command::Decode { hex, no_checksum } => demo::decode(&hex, !no_checksum),
         Command::Sim { command } => sim::run(command),
+        Command::Perf { command } => perf::run(command),
+        Command::Nc(args) => nc::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,12 +4,13 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::poll_fn;
 use std::io::{self, IoSliceMut, Write};
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
 use braid_proto::{
-    AssocId, AssociationStats, CloseReason, EndpointConfig, Event, Instant, PathInfo,
-    ReceivedMessage, SendError, SendOptions,
+    AssocId, AssociationStats, CloseReason, EndpointConfig, Event, Instant, PathInfo, SendError,
+    SendOptions,
 };
 use braid_wire::pcap::PcapWriter;
 use bytes::Bytes;
@@ -19,7 +20,11 @@ use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::shared::{self, Shared};
 use crate::{Error, NetConfig};
+
+/// The answer to a `connect`: the association and its shared queues.
+pub(crate) type ConnectReply = oneshot::Sender<Result<(AssocId, Arc<Shared>), Error>>;
 
 /// A request from an API handle.
 #[derive(Debug)]
@@ -27,10 +32,10 @@ pub(crate) enum Cmd {
     Connect {
         remotes: Vec<SocketAddr>,
         port: u16,
-        reply: oneshot::Sender<Result<AssocId, Error>>,
+        reply: ConnectReply,
     },
     Accept {
-        reply: oneshot::Sender<AssocId>,
+        reply: oneshot::Sender<(AssocId, Arc<Shared>)>,
     },
     Send {
         id: AssocId,
@@ -39,9 +44,9 @@ pub(crate) enum Cmd {
         opts: SendOptions,
         reply: oneshot::Sender<Result<(), Error>>,
     },
-    Recv {
+    /// The shared send queue got its first message, or the receive queue has room again.
+    Kick {
         id: AssocId,
-        reply: oneshot::Sender<Option<ReceivedMessage>>,
     },
     Stats {
         id: AssocId,
@@ -78,12 +83,14 @@ struct PendingSend {
 /// The driver's side of one association: the futures waiting on it.
 #[derive(Debug, Default)]
 struct Waiters {
-    connect: Option<oneshot::Sender<Result<AssocId, Error>>>,
+    connect: Option<ConnectReply>,
+    /// Sends on the slow path (checked by the core), waiting for room.
     sends: VecDeque<PendingSend>,
-    recvs: VecDeque<oneshot::Sender<Option<ReceivedMessage>>>,
     shutdowns: Vec<oneshot::Sender<CloseReason>>,
-    /// Messages taken from the core for a `recv` that was cancelled meanwhile.
-    stash: VecDeque<ReceivedMessage>,
+    /// The queues shared with the handle.
+    shared: Arc<Shared>,
+    /// A graceful shutdown was asked for: it starts once the queued sends are in the core.
+    shutdown_pending: bool,
     closed: Option<CloseReason>,
     /// The application dropped its handle (or never took it).
     dropped: bool,
@@ -96,10 +103,27 @@ struct Sock {
 }
 
 /// Receive buffers for one `recvmmsg` batch.
+#[derive(Default)]
 struct RecvBufs {
     buf: Vec<u8>,
     chunk: usize,
     meta: Vec<RecvMeta>,
+}
+
+/// Bytes of one GSO send at most: the segments travel as one UDP datagram inside the
+/// kernel, whose length must fit in 16 bits with the IP and UDP headers (IPv6: 40 + 8).
+const GSO_MAX_BYTES: usize = 65535 - 48;
+
+/// A datagram to send, or a GSO batch of `count` datagrams of `seg` bytes (the last may be
+/// shorter).
+struct OutBatch {
+    sock: usize,
+    dst: SocketAddr,
+    seg: usize,
+    count: usize,
+    /// The last datagram is shorter than `seg`: nothing can follow it in this batch.
+    short: bool,
+    buf: Vec<u8>,
 }
 
 /// The endpoint's task.
@@ -109,18 +133,36 @@ pub(crate) struct Driver {
     epoch: std::time::Instant,
     cmds: mpsc::UnboundedReceiver<Cmd>,
     waiters: BTreeMap<AssocId, Waiters>,
-    accept_waiters: VecDeque<oneshot::Sender<AssocId>>,
+    accept_waiters: VecDeque<oneshot::Sender<(AssocId, Arc<Shared>)>>,
     incoming: VecDeque<AssocId>,
     pcap: Option<PcapWriter<Box<dyn Write + Send>>>,
     /// RFC 6951: UDP port learned per (peer IP, peer SCTP port) from received packets
     /// other than INITs.
     udp_ports: HashMap<(IpAddr, u16), u16>,
+    /// The last entry written to `udp_ports`.
+    last_port: Option<((IpAddr, u16), u16)>,
     closing: Option<Vec<oneshot::Sender<()>>>,
     rx: RecvBufs,
-    tx_buf: Vec<u8>,
-    batch: Vec<u8>,
+    /// Datagrams (GSO batches) waiting to be sent.
+    out: Vec<OutBatch>,
+    /// Spare batch buffers.
+    free_bufs: Vec<Vec<u8>>,
     /// Last instant `handle_timeout` ran at (guards against a timer stuck in the past).
     last_timeout: Option<Instant>,
+    /// Largest message the core accepts (for the handles' own checks).
+    max_message: usize,
+    /// Capacities of the shared send and receive queues.
+    send_cap: usize,
+    recv_cap: usize,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // Nothing will fill the queues any more: wake whatever waits on them.
+        for w in self.waiters.values() {
+            w.shared.close(CloseReason::LocalAbort);
+        }
+    }
 }
 
 fn bind_socket(addr: SocketAddr, buffer: usize) -> io::Result<Sock> {
@@ -172,7 +214,7 @@ impl Driver {
         }
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| io::Error::other(e.to_string()))?;
-        let ep = braid_proto::Endpoint::new(cfg, u64::from_le_bytes(seed));
+        let ep = braid_proto::Endpoint::new(cfg.clone(), u64::from_le_bytes(seed));
         let pcap = net.pcap.map(PcapWriter::new).transpose()?;
         let gro = socks
             .iter()
@@ -198,15 +240,22 @@ impl Driver {
                 incoming: VecDeque::new(),
                 pcap,
                 udp_ports: HashMap::new(),
+                last_port: None,
                 closing: None,
                 rx: RecvBufs {
                     buf: vec![0; chunk * batch],
                     chunk,
                     meta: vec![RecvMeta::default(); batch],
                 },
-                tx_buf: Vec::with_capacity(65536),
-                batch: Vec::with_capacity(65536),
+                out: Vec::new(),
+                free_bufs: Vec::new(),
                 last_timeout: None,
+                max_message: cfg
+                    .association
+                    .max_message_size
+                    .min(cfg.association.send_buffer),
+                send_cap: shared::SEND_QUEUE_BYTES.min(cfg.association.send_buffer),
+                recv_cap: shared::RECV_QUEUE_BYTES.min(cfg.association.recv_buffer),
             },
             locals,
         ))
@@ -295,7 +344,7 @@ impl Driver {
                 if abort {
                     a.abort(now, None);
                 } else {
-                    a.shutdown(now);
+                    self.waiters.entry(id).or_default().shutdown_pending = true;
                 }
             }
         }
@@ -304,10 +353,15 @@ impl Driver {
     }
 
     fn read(&mut self, i: usize) {
+        let mut rx = std::mem::take(&mut self.rx);
+        self.read_into(i, &mut rx);
+        self.rx = rx;
+    }
+
+    fn read_into(&mut self, i: usize, rx: &mut RecvBufs) {
         // Bounded so timers and commands get their turn under a flood.
         for _ in 0..16 {
             let sock = &self.socks[i];
-            let rx = &mut self.rx;
             let res = sock.io.try_io(Interest::READABLE, || {
                 let mut iovs: Vec<IoSliceMut<'_>> =
                     rx.buf.chunks_mut(rx.chunk).map(IoSliceMut::new).collect();
@@ -322,15 +376,15 @@ impl Driver {
             let now = self.now();
             let sock_local = self.socks[i].local;
             for k in 0..n {
-                let meta = self.rx.meta[k];
+                let meta = rx.meta[k];
                 let local = match meta.dst_ip {
                     Some(ip) if sock_local.ip().is_unspecified() => {
                         SocketAddr::new(ip, sock_local.port())
                     }
                     _ => sock_local,
                 };
-                let base = k * self.rx.chunk;
-                let data = &self.rx.buf[base..base + meta.len];
+                let base = k * rx.chunk;
+                let data = &rx.buf[base..base + meta.len];
                 let stride = if meta.stride == 0 {
                     meta.len
                 } else {
@@ -343,11 +397,17 @@ impl Driver {
                     if !carries_init(seg)
                         && let Some(src) = sctp_port(seg, 0)
                     {
-                        self.udp_ports
-                            .insert((meta.addr.ip(), src), meta.addr.port());
+                        let key = (meta.addr.ip(), src);
+                        // Most datagrams repeat the previous sender: skip the hash then.
+                        if self.last_port != Some((key, meta.addr.port())) {
+                            self.udp_ports.insert(key, meta.addr.port());
+                            self.last_port = Some((key, meta.addr.port()));
+                        }
                     }
                     self.ep
                         .handle_datagram(now, local, meta.addr, Bytes::copy_from_slice(seg));
+                    // Each SACK opens its own burst: take it before the next datagram.
+                    self.collect_transmits(now);
                 }
             }
         }
@@ -412,8 +472,8 @@ impl Driver {
                 });
                 self.flush_sends(id, now);
             }
-            Cmd::Recv { id, reply } => {
-                self.waiters.entry(id).or_default().recvs.push_back(reply);
+            Cmd::Kick { id } => {
+                self.flush_sends(id, now);
                 self.deliver(id);
             }
             Cmd::Stats { id, reply } => {
@@ -437,9 +497,11 @@ impl Driver {
                     return;
                 }
                 match self.ep.association_mut(id) {
-                    Some(a) => {
-                        a.shutdown(now);
-                        self.waiters.entry(id).or_default().shutdowns.push(reply);
+                    Some(_) => {
+                        let w = self.waiters.entry(id).or_default();
+                        w.shutdowns.push(reply);
+                        w.shutdown_pending = true;
+                        self.flush_sends(id, now);
                     }
                     None => {
                         let _ = reply.send(CloseReason::LocalAbort);
@@ -452,10 +514,10 @@ impl Driver {
                 }
             }
             Cmd::Dropped { id } => {
-                self.waiters.entry(id).or_default().dropped = true;
-                if let Some(a) = self.ep.association_mut(id) {
-                    a.shutdown(now);
-                }
+                let w = self.waiters.entry(id).or_default();
+                w.dropped = true;
+                w.shutdown_pending = true;
+                self.flush_sends(id, now);
             }
             Cmd::Close { reply } => {
                 let abort = reply.is_none();
@@ -484,7 +546,8 @@ impl Driver {
             else {
                 break;
             };
-            if let Err(id) = w.send(id) {
+            let shared = self.publish_limits(id);
+            if w.send((id, shared)).is_err() {
                 // That accept was cancelled: offer the association to the next one.
                 self.incoming.push_front(id);
             }
@@ -525,43 +588,106 @@ impl Driver {
                 }
             }
         }
-    }
-
-    /// Hands received messages to waiting `recv`s; `None` once closed and drained.
-    fn deliver(&mut self, id: AssocId) {
-        let Some(w) = self.waiters.get_mut(&id) else {
+        // Then the shared queue, in order, while the core has room.
+        let Some(a) = self.ep.association_mut(id) else {
             return;
         };
-        while let Some(r) = w.recvs.pop_front() {
-            if r.is_closed() {
-                continue;
-            }
-            let a = self.ep.association_mut(id);
-            let m = match (w.stash.pop_front(), a) {
-                (Some(m), _) => Some(m),
-                (None, Some(a)) => match a.recv() {
-                    Some(m) => Some(m),
-                    None if a.is_closed() => None,
-                    None => {
-                        w.recvs.push_front(r);
-                        return;
-                    }
-                },
-                (None, None) => None,
-            };
-            if let Err(Some(m)) = r.send(m) {
-                // Cancelled after the message was taken: keep it for the next recv.
-                w.stash.push_front(m);
+        let mut s = w.shared.lock();
+        let before = s.send_q_bytes;
+        while let Some((stream, data, opts)) = s.send_q.pop_front() {
+            let len = data.len();
+            match a.send(now, stream, data.clone(), opts) {
+                Err(SendError::WouldBlock) => {
+                    s.send_q.push_front((stream, data, opts));
+                    break;
+                }
+                // Closed: the Closed event tells the handle. Other errors were checked by
+                // the handle.
+                _ => s.send_q_bytes -= len,
             }
         }
+        if s.send_q.is_empty() {
+            s.send_kicked = false;
+        }
+        let freed = s.send_q_bytes < before;
+        let empty = s.send_q.is_empty();
+        drop(s);
+        if freed {
+            w.shared.send_room.notify_waiters();
+        }
+        if w.shutdown_pending && empty && w.sends.is_empty() {
+            w.shutdown_pending = false;
+            a.shutdown(now);
+        }
+    }
+
+    /// Moves received messages from the core into the shared queue (bounded), and marks
+    /// the queue done once the association is closed and drained.
+    fn deliver(&mut self, id: AssocId) {
+        let Some(w) = self.waiters.get(&id) else {
+            return;
+        };
+        let a = self.ep.association_mut(id);
+        let mut s = w.shared.lock();
+        if s.recv_done {
+            return;
+        }
+        let was_empty = s.recv_q.is_empty();
+        let mut done = false;
+        match a {
+            Some(a) => loop {
+                s.recv_cap = self.recv_cap;
+                if s.recv_q_bytes >= self.recv_cap {
+                    s.recv_stalled = true;
+                    break;
+                }
+                match a.recv() {
+                    Some(m) => {
+                        s.recv_q_bytes += m.data.len();
+                        s.recv_q.push_back(m);
+                    }
+                    None => {
+                        done = a.is_closed();
+                        break;
+                    }
+                }
+            },
+            None => done = true,
+        }
+        if done {
+            s.recv_done = true;
+        }
+        let wake = done || (was_empty && !s.recv_q.is_empty());
+        drop(s);
+        if wake {
+            w.shared.recv_ready.notify_one();
+            if done {
+                w.shared.recv_ready.notify_waiters();
+            }
+        }
+    }
+
+    /// Tells the handle what `send` may check alone, once the association is established.
+    fn publish_limits(&mut self, id: AssocId) -> Arc<Shared> {
+        let max = self.max_message;
+        let send_cap = self.send_cap;
+        let streams = self.ep.association(id).map(|a| a.outbound_streams());
+        let w = self.waiters.entry(id).or_default();
+        if let Some(n) = streams {
+            w.shared.lock().limits = Some((n, max, send_cap));
+        }
+        w.shared.clone()
     }
 
     fn on_event(&mut self, id: AssocId, ev: Event) {
         let w = self.waiters.entry(id).or_default();
         match ev {
             Event::Connected => {
-                if let Some(c) = w.connect.take()
-                    && c.send(Ok(id)).is_err()
+                let connect = w.connect.take();
+                let shared = self.publish_limits(id);
+                let w = self.waiters.entry(id).or_default();
+                if let Some(c) = connect
+                    && c.send(Ok((id, shared))).is_err()
                 {
                     // The connect future was dropped: nobody will use this association.
                     w.dropped = true;
@@ -579,7 +705,10 @@ impl Driver {
                 for s in w.shutdowns.drain(..) {
                     let _ = s.send(reason.clone());
                 }
+                w.shared.lock().closed = Some(reason.clone());
+                w.shared.send_room.notify_waiters();
                 w.closed = Some(reason);
+                self.deliver(id);
             }
             _ => {}
         }
@@ -608,16 +737,20 @@ impl Driver {
             let ids: Vec<AssocId> = self
                 .waiters
                 .iter()
-                .filter(|(_, w)| !w.sends.is_empty() || !w.recvs.is_empty() || w.dropped)
+                .filter(|(_, w)| {
+                    !w.sends.is_empty() || w.dropped || w.shutdown_pending || {
+                        let s = w.shared.lock();
+                        s.send_kicked || !s.recv_done
+                    }
+                })
                 .map(|(id, _)| *id)
                 .collect();
             for id in &ids {
                 self.flush_sends(*id, now);
                 self.deliver(*id);
             }
-            let mut buf = std::mem::take(&mut self.tx_buf);
-            self.transmit_all(&mut buf).await;
-            self.tx_buf = buf;
+            self.collect_transmits(now);
+            self.flush_out().await;
             // After the transmissions: the last SHUTDOWN-COMPLETE or ABORT is out.
             for id in ids {
                 self.forget_if_done(id);
@@ -628,20 +761,28 @@ impl Driver {
         }
     }
 
-    /// Drains `poll_transmit`, batching runs of equal-size datagrams to one destination
-    /// into one GSO send.
-    async fn transmit_all(&mut self, scratch: &mut Vec<u8>) {
-        let now = self.now();
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.clear();
-        // (socket index, destination, segment size, count, last segment was short)
-        let mut cur: Option<(usize, SocketAddr, usize, usize, bool)> = None;
+    /// Drains `poll_transmit` into the outgoing queue, batching runs of equal-size
+    /// datagrams to one destination into one GSO send. Called after every received
+    /// datagram (so each SACK opens its own Max.Burst of new data) and after commands; the
+    /// queue goes to the sockets with [`Driver::flush_out`].
+    fn collect_transmits(&mut self, now: Instant) {
+        // The packets are written straight into the buffer of the batch they join; only a
+        // packet that starts a new batch is moved.
+        let mut last = self.out.pop();
         loop {
-            scratch.clear();
-            let Some(t) = self.ep.poll_transmit(now, scratch) else {
+            let mut buf = match last.as_mut() {
+                Some(b) => std::mem::take(&mut b.buf),
+                None => self.spare_buf(),
+            };
+            let start = buf.len();
+            let Some(t) = self.ep.poll_transmit(now, &mut buf) else {
+                match last.as_mut() {
+                    Some(b) => b.buf = buf,
+                    None => self.free_bufs.push(buf),
+                }
                 break;
             };
-            let pkt = &scratch[..t.size];
+            let pkt = &buf[start..start + t.size];
             let mut dst = t.remote;
             // RFC 6951: answer INITs to their source port; otherwise use the learned port.
             if pkt.get(12) != Some(&2)
@@ -654,25 +795,65 @@ impl Driver {
             if let Some(p) = &mut self.pcap {
                 let _ = p.write_sctp(now.since_epoch(), self.socks[si].local, dst, pkt);
             }
-            if let Some((csi, cdst, seg, n, short)) = cur {
-                let max = self.socks[csi].state.max_gso_segments();
-                if csi != si || cdst != dst || t.size > seg || short || n >= max {
-                    send_batch(&self.socks[csi], cdst, seg, &batch).await;
-                    batch.clear();
-                    cur = None;
+            let max = self.socks[si].state.max_gso_segments();
+            match last.as_mut() {
+                Some(b)
+                    if b.sock == si
+                        && b.dst == dst
+                        && t.size <= b.seg
+                        && !b.short
+                        && b.count < max
+                        && buf.len() <= GSO_MAX_BYTES =>
+                {
+                    b.buf = buf;
+                    b.count += 1;
+                    b.short = t.size < b.seg;
+                }
+                _ => {
+                    let nbuf = match last.as_mut() {
+                        Some(b) => {
+                            let mut nb = self.spare_buf();
+                            nb.extend_from_slice(&buf[start..]);
+                            buf.truncate(start);
+                            b.buf = buf;
+                            nb
+                        }
+                        None => buf,
+                    };
+                    self.out.extend(last.take());
+                    last = Some(OutBatch {
+                        sock: si,
+                        dst,
+                        seg: t.size,
+                        count: 1,
+                        short: false,
+                        buf: nbuf,
+                    });
                 }
             }
-            batch.extend_from_slice(pkt);
-            cur = match cur {
-                None => Some((si, dst, t.size, 1, false)),
-                Some((csi, cdst, seg, n, _)) => Some((csi, cdst, seg, n + 1, t.size < seg)),
-            };
         }
-        if let Some((csi, cdst, seg, _, _)) = cur {
-            send_batch(&self.socks[csi], cdst, seg, &batch).await;
+        self.out.extend(last);
+    }
+
+    fn spare_buf(&mut self) -> Vec<u8> {
+        let mut b = self
+            .free_bufs
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(GSO_MAX_BYTES + 2048));
+        b.clear();
+        b
+    }
+
+    /// Sends the outgoing queue.
+    async fn flush_out(&mut self) {
+        let mut out = std::mem::take(&mut self.out);
+        for b in out.drain(..) {
+            send_batch(&self.socks[b.sock], b.dst, b.seg, &b.buf).await;
+            if self.free_bufs.len() < 64 {
+                self.free_bufs.push(b.buf);
+            }
         }
-        batch.clear();
-        self.batch = batch;
+        self.out = out;
     }
 
     fn socket_for(&self, local: SocketAddr, remote: SocketAddr) -> usize {

@@ -6,7 +6,11 @@
 //! where the kernel offers them). It follows the core's documented call order: feed
 //! datagrams, timeouts and application commands, then drain `poll_transmit` and
 //! `poll_event`, wake the waiting API futures, and sleep until `poll_timeout`. The API
-//! handles talk to it over a command channel.
+//! handles talk to it over a command channel, except for the data path: `send` and `recv`
+//! use per-association queues shared with the task (bounded by the send and receive
+//! buffers, at most 1 MiB each), so a message costs no channel round trip. The task drains
+//! `poll_transmit` after every received datagram (each SACK opens its own Max.Burst) into
+//! GSO batches of at most 64 KiB, sent once the receive batch is processed.
 //!
 //! RFC 6951 ports: the remote UDP encapsulation port is learned per (peer IP, peer SCTP
 //! port) from every received packet except those carrying an INIT (the NEAT fix,
@@ -35,10 +39,12 @@
 //! ```
 
 mod driver;
+mod shared;
 
 use std::fmt;
 use std::io::{self, Write};
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
@@ -49,6 +55,7 @@ pub use braid_proto::{
 };
 
 use driver::Cmd;
+use shared::Shared;
 
 /// Errors of the asynchronous API.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -167,8 +174,8 @@ impl Endpoint {
             port: sctp_port,
             reply: tx,
         })?;
-        let id = rx.await.map_err(|_| Error::EndpointClosed)??;
-        Ok(Association::new(id, self.cmd.clone()))
+        let (id, shared) = rx.await.map_err(|_| Error::EndpointClosed)??;
+        Ok(Association::new(id, self.cmd.clone(), shared))
     }
 
     /// The next association a peer opened (the endpoint must listen:
@@ -176,8 +183,8 @@ impl Endpoint {
     pub async fn accept(&self) -> Option<Association> {
         let (tx, rx) = oneshot::channel();
         self.send_cmd(Cmd::Accept { reply: tx }).ok()?;
-        let id = rx.await.ok()?;
-        Some(Association::new(id, self.cmd.clone()))
+        let (id, shared) = rx.await.ok()?;
+        Some(Association::new(id, self.cmd.clone(), shared))
     }
 
     /// Shuts every association down gracefully, waits until they are closed, and stops the
@@ -211,11 +218,12 @@ impl Drop for Endpoint {
 pub struct Association {
     id: AssocId,
     cmd: mpsc::UnboundedSender<Cmd>,
+    shared: Arc<Shared>,
 }
 
 impl Association {
-    fn new(id: AssocId, cmd: mpsc::UnboundedSender<Cmd>) -> Self {
-        Self { id, cmd }
+    fn new(id: AssocId, cmd: mpsc::UnboundedSender<Cmd>, shared: Arc<Shared>) -> Self {
+        Self { id, cmd, shared }
     }
 
     /// The association's handle within its endpoint.
@@ -237,6 +245,55 @@ impl Association {
     /// [`Error::Send`] for an invalid stream, an empty or too large message;
     /// [`Error::Closed`] if the association is shutting down or closed.
     pub async fn send(&self, stream: u16, data: Bytes, opts: SendOptions) -> Result<(), Error> {
+        // Fast path: a valid message goes into the shared queue (no round trip to the task).
+        // Anything the handle cannot check alone (before the association is established,
+        // an invalid message) takes the slow path, where the core decides.
+        loop {
+            let notified = self.shared.send_room.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            let kick = {
+                let mut s = self.shared.lock();
+                if let Some(r) = &s.closed {
+                    return Err(Error::Closed(r.clone()));
+                }
+                let Some((streams, max, cap)) = s.limits else {
+                    break;
+                };
+                if data.is_empty() || data.len() > max || stream >= streams {
+                    break;
+                }
+                // One message is always accepted into an empty queue, whatever its size.
+                if s.send_q_bytes > 0 && s.send_q_bytes + data.len() > cap {
+                    None
+                } else {
+                    s.send_q_bytes += data.len();
+                    s.send_q.push_back((stream, data.clone(), opts));
+                    Some(!std::mem::replace(&mut s.send_kicked, true))
+                }
+            };
+            match kick {
+                Some(true) => {
+                    return self
+                        .cmd
+                        .send(Cmd::Kick { id: self.id })
+                        .map_err(|_| Error::EndpointClosed);
+                }
+                Some(false) => {
+                    return if self.cmd.is_closed() {
+                        Err(Error::EndpointClosed)
+                    } else {
+                        Ok(())
+                    };
+                }
+                None => {
+                    if self.cmd.is_closed() {
+                        return Err(Error::EndpointClosed);
+                    }
+                    notified.await;
+                }
+            }
+        }
         let id = self.id;
         self.request(|reply| Cmd::Send {
             id,
@@ -250,11 +307,40 @@ impl Association {
 
     /// The next message; `None` once the association is closed and every message read.
     pub async fn recv(&self) -> Option<ReceivedMessage> {
-        let id = self.id;
-        self.request(|reply| Cmd::Recv { id, reply })
-            .await
-            .ok()
-            .flatten()
+        loop {
+            let notified = self.shared.recv_ready.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            let (m, kick, more) = {
+                let mut s = self.shared.lock();
+                match s.recv_q.pop_front() {
+                    Some(m) => {
+                        s.recv_q_bytes -= m.data.len();
+                        let kick = s.recv_stalled && s.recv_q_bytes <= s.recv_cap / 2;
+                        if kick {
+                            s.recv_stalled = false;
+                        }
+                        (Some(m), kick, !s.recv_q.is_empty())
+                    }
+                    None if s.recv_done => return None,
+                    None => (None, false, false),
+                }
+            };
+            if kick {
+                let _ = self.cmd.send(Cmd::Kick { id: self.id });
+            }
+            if let Some(m) = m {
+                if more {
+                    // Another reader may be waiting for the rest.
+                    self.shared.recv_ready.notify_one();
+                }
+                return Some(m);
+            }
+            if self.cmd.is_closed() {
+                return None;
+            }
+            notified.await;
+        }
     }
 
     /// Association counters.

@@ -1,0 +1,222 @@
+//! `braid perf` and `braid nc` as subprocesses on 127.0.0.1.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+const BRAID: &str = env!("CARGO_BIN_EXE_braid");
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Kills the child if the test fails before it exited.
+struct Guard(Option<Child>);
+
+impl Guard {
+    fn spawn(cmd: &mut Command) -> Self {
+        Self(Some(cmd.spawn().unwrap()))
+    }
+
+    /// Waits (bounded) for the exit and collects stdout and stderr.
+    fn wait(mut self) -> Output {
+        let mut c = self.0.take().unwrap();
+        let mut waited = Duration::ZERO;
+        loop {
+            if c.try_wait().unwrap().is_some() {
+                break;
+            }
+            if waited > LIMIT {
+                let _ = c.kill();
+                let o = c.wait_with_output().unwrap();
+                panic!(
+                    "timed out; stdout {} stderr {}",
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            waited += Duration::from_millis(20);
+        }
+        c.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A UDP port that was free a moment ago.
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn json(out: &[u8]) -> serde_json::Value {
+    let s = String::from_utf8_lossy(out);
+    let line = s
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| {
+            panic!("no JSON in {s:?}");
+        });
+    serde_json::from_str(line).unwrap()
+}
+
+fn run_perf(extra: &[&str], bytes: u64) {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let server = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "server", "--bind", &addr, "--json", "--one-off"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let client = Guard::spawn(
+        Command::new(BRAID)
+            .args([
+                "perf",
+                "client",
+                "--bind",
+                "127.0.0.1:0",
+                "--connect",
+                &addr,
+            ])
+            .args(["--bytes", "20MiB", "--json"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let c = client.wait();
+    let s = server.wait();
+    let cj = json(&c.stdout);
+    let sj = json(&s.stdout);
+    assert!(
+        c.status.success(),
+        "client failed: {cj} {}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    assert!(
+        s.status.success(),
+        "server failed: {sj} {}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    assert_eq!(cj["ok"], true);
+    assert_eq!(cj["bytes"], bytes);
+    assert!(cj["goodput_mbps"].as_f64().unwrap() > 0.0);
+    assert!(cj["duration_s"].as_f64().unwrap() > 0.0);
+    assert!(cj["retransmissions"].as_u64().is_some());
+    let paths = cj["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 1);
+    let p = &paths[0];
+    assert_eq!(p["remote"], addr.as_str());
+    assert!(p["bytes_sent"].as_u64().unwrap() >= bytes);
+    assert!(p["srtt_ms"].as_f64().is_some());
+    assert!(p["cwnd"].as_u64().unwrap() > 0);
+    assert_eq!(p["state"], "active");
+    assert_eq!(sj["ok"], true);
+    assert_eq!(sj["bytes"], bytes);
+}
+
+#[test]
+fn perf_20mib_verified() {
+    run_perf(&[], 20 << 20);
+}
+
+#[test]
+fn perf_streams_unordered_odd_size() {
+    run_perf(
+        &["--streams", "3", "--unordered", "--msg-size", "5000"],
+        20 << 20,
+    );
+}
+
+#[test]
+fn perf_unsupported_options_are_errors() {
+    for extra in [["--scheduler", "wfq"], ["--cmt", "on"]] {
+        let o = Command::new(BRAID)
+            .args(["perf", "client", "--bind", "127.0.0.1:0"])
+            .args(["--connect", "127.0.0.1:9", "--time", "1s"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(extra[0]), "{e}");
+    }
+    // --time and --bytes are exclusive, and one is required.
+    let o = Command::new(BRAID)
+        .args(["perf", "client", "--bind", "127.0.0.1:0"])
+        .args(["--connect", "127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+}
+
+#[test]
+fn nc_echo_round_trip() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let server = Guard::spawn(
+        Command::new(BRAID)
+            .args(["nc", "--listen", "--echo", "--bind", &addr])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let input: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut client = Guard::spawn(
+        Command::new(BRAID)
+            .args([
+                "nc",
+                "--bind",
+                "127.0.0.1:0",
+                "--connect",
+                &addr,
+                "--stream",
+                "2",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut stdin = client.0.as_mut().unwrap().stdin.take().unwrap();
+    let mut stdout = client.0.as_mut().unwrap().stdout.take().unwrap();
+    let data = input.clone();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(&data).unwrap();
+    });
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stdout.read_to_end(&mut v).unwrap();
+        v
+    });
+    writer.join().unwrap();
+    let c = client.wait();
+    let output = reader.join().unwrap();
+    assert!(
+        c.status.success(),
+        "client: {}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    assert_eq!(output.len(), input.len());
+    assert!(output == input, "echoed bytes differ");
+    let s = server.wait();
+    assert!(
+        s.status.success(),
+        "server: {}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+}
