@@ -674,7 +674,8 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
     let ep = Endpoint::bind(cfg, &args.bind)?;
     let progress = Progress::new(args.json);
     for a in ep.local_addrs() {
-        progress.line(&format!("listening on udp {a}, SCTP port {}", args.port));
+        // Always on stderr, so scripts can wait for readiness whatever the output mode.
+        eprintln!("listening on udp {a}, SCTP port {}", args.port);
     }
     // Associations are served one at a time, like iperf3.
     while let Some(a) = ep.accept().await {
