@@ -322,6 +322,20 @@ enum Next {
     Dropped,
 }
 
+/// Takes a chunk out of its path's flight size and off the retransmission list (it was
+/// acknowledged or abandoned).
+fn leave_flight(s: &mut Sent, paths: &mut [crate::path::Path], rtx_pending: &mut usize) {
+    if s.in_flight {
+        s.in_flight = false;
+        let p = &mut paths[s.path.0 as usize];
+        p.flight_size = p.flight_size.saturating_sub(s.data.len());
+    }
+    if s.retransmit {
+        s.retransmit = false;
+        *rtx_pending -= 1;
+    }
+}
+
 /// Bytes a DATA chunk with `len` bytes of user data takes in a packet.
 fn data_chunk_size(len: usize) -> usize {
     (braid_wire::chunk::DATA_HEADER_LEN + len + 3) & !3
@@ -636,15 +650,7 @@ impl Association {
                     htna = Some(s.tsn);
                     let len = s.data.len();
                     acked_on[s.path.0 as usize] += len;
-                    if s.in_flight {
-                        s.in_flight = false;
-                        let p = &mut self.paths[s.path.0 as usize];
-                        p.flight_size = p.flight_size.saturating_sub(len);
-                    }
-                    if s.retransmit {
-                        s.retransmit = false;
-                        self.tx.rtx_pending -= 1;
-                    }
+                    leave_flight(s, &mut self.paths, &mut self.tx.rtx_pending);
                     let s = &self.tx.outstanding[i];
                     let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
                     self.rtt_sample_raw(now, tsn, path, tx_count);
@@ -795,15 +801,7 @@ impl Association {
             }
             s.abandoned = true;
             let len = s.data.len();
-            if s.in_flight {
-                s.in_flight = false;
-                let p = &mut self.paths[s.path.0 as usize];
-                p.flight_size = p.flight_size.saturating_sub(len);
-            }
-            if s.retransmit {
-                s.retransmit = false;
-                self.tx.rtx_pending -= 1;
-            }
+            leave_flight(s, &mut self.paths, &mut self.tx.rtx_pending);
             if s.acked {
                 s.acked = false;
                 self.tx.gap_acked -= 1;
