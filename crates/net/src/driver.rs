@@ -1,9 +1,9 @@
 //! The endpoint's task: sockets, clock, timer and command channel around the sans-IO core.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::future::poll_fn;
 use std::io::{self, IoSliceMut, Write};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -136,11 +136,6 @@ pub(crate) struct Driver {
     accept_waiters: VecDeque<oneshot::Sender<(AssocId, Arc<Shared>)>>,
     incoming: VecDeque<AssocId>,
     pcap: Option<PcapWriter<Box<dyn Write + Send>>>,
-    /// RFC 6951: UDP port learned per (peer IP, peer SCTP port) from received packets
-    /// other than INITs.
-    udp_ports: HashMap<(IpAddr, u16), u16>,
-    /// The last entry written to `udp_ports`.
-    last_port: Option<((IpAddr, u16), u16)>,
     closing: Option<Vec<oneshot::Sender<()>>>,
     rx: RecvBufs,
     /// Datagrams (GSO batches) waiting to be sent.
@@ -180,15 +175,6 @@ fn bind_socket(addr: SocketAddr, buffer: usize) -> io::Result<Sock> {
     let state = UdpSocketState::new((&io).into())?;
     let local = io.local_addr()?;
     Ok(Sock { io, state, local })
-}
-
-/// Whether an SCTP packet carries an INIT (which must be alone in its packet).
-fn carries_init(p: &[u8]) -> bool {
-    p.get(12) == Some(&1)
-}
-
-fn sctp_port(p: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*p.get(at)?, *p.get(at + 1)?]))
 }
 
 impl Driver {
@@ -239,8 +225,6 @@ impl Driver {
                 accept_waiters: VecDeque::new(),
                 incoming: VecDeque::new(),
                 pcap,
-                udp_ports: HashMap::new(),
-                last_port: None,
                 closing: None,
                 rx: RecvBufs {
                     buf: vec![0; chunk * batch],
@@ -393,16 +377,6 @@ impl Driver {
                 for seg in data.chunks(stride.max(1)) {
                     if let Some(p) = &mut self.pcap {
                         let _ = p.write_sctp(now.since_epoch(), meta.addr, local, seg);
-                    }
-                    if !carries_init(seg)
-                        && let Some(src) = sctp_port(seg, 0)
-                    {
-                        let key = (meta.addr.ip(), src);
-                        // Most datagrams repeat the previous sender: skip the hash then.
-                        if self.last_port != Some((key, meta.addr.port())) {
-                            self.udp_ports.insert(key, meta.addr.port());
-                            self.last_port = Some((key, meta.addr.port()));
-                        }
                     }
                     self.ep
                         .handle_datagram(now, local, meta.addr, Bytes::copy_from_slice(seg));
@@ -783,14 +757,8 @@ impl Driver {
                 break;
             };
             let pkt = &buf[start..start + t.size];
-            let mut dst = t.remote;
-            // RFC 6951: answer INITs to their source port; otherwise use the learned port.
-            if pkt.get(12) != Some(&2)
-                && let Some(p) = sctp_port(pkt, 2)
-                && let Some(udp) = self.udp_ports.get(&(dst.ip(), p))
-            {
-                dst.set_port(*udp);
-            }
+            // The core tracks the peer's encapsulation port (RFC 6951 §5.4).
+            let dst = t.remote;
             let si = self.socket_for(t.local, dst);
             if let Some(p) = &mut self.pcap {
                 let _ = p.write_sctp(now.since_epoch(), self.socks[si].local, dst, pkt);

@@ -12,14 +12,11 @@
 //! `poll_transmit` after every received datagram (each SACK opens its own Max.Burst) into
 //! GSO batches of at most 64 KiB, sent once the receive batch is processed.
 //!
-//! RFC 6951 ports: the remote UDP encapsulation port is learned per (peer IP, peer SCTP
-//! port) from every received packet except those carrying an INIT (the NEAT fix,
-//! draft-tuexen-tsvwg-sctp-udp-encaps-cons §4 rule 1), and applied to everything sent
-//! there except INIT-ACKs, which answer the INIT's source port. Not done yet: learning
-//! only after the core's verification-tag check (the core reports no per-packet verdict),
-//! applying a learned port to the peer's other addresses (one path per association today),
-//! and the ABORT with the "Restart of an Association with New Encapsulation Port" cause
-//! for an INIT from a known address with a new port.
+//! RFC 6951 ports are the core's business (`braid_proto` keeps the peer's UDP port in each
+//! path's remote address): it moves only on a packet whose verification tag checked out,
+//! never on an INIT or an unverified COOKIE-ECHO, and an INIT from a known address with a new
+//! UDP port is refused with an ABORT carrying cause 14 (003_*.txt Appendix F §4). The driver
+//! sends every datagram where the core says.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

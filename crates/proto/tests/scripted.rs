@@ -1407,3 +1407,104 @@ fn shutdown_ack_in_cookie_wait_is_answered_as_out_of_the_blue() {
     assert_eq!(o.vtag(), 0x5a5a_0001);
     assert_eq!(s.assoc().state(), State::CookieWait);
 }
+
+// ============================================================================ RFC 6951 port
+
+#[test]
+fn a_verified_packet_from_a_new_udp_port_moves_the_encapsulation_port() {
+    let mut s = Script::server(61);
+    s.establish_passive();
+    let old = s.remote;
+    let p0 = s.peer_tsn(0);
+
+    // A NAT rebinds the peer: same IP, new UDP port. A forged packet (wrong tag) from a
+    // third port must not move anything (RFC 6951 §5.4: the tag is checked first).
+    s.remote.set_port(40_001);
+    let forged = s.with_tag(s.ep_tag ^ 1, vec![data(p0, 0, 0, b"forged")]);
+    s.inject(&forged);
+    s.expect_nothing_for(secs(1));
+    s.app_send(0, b"to the old port");
+    let o = s.expect();
+    assert!(o.has::<Data>());
+    assert_eq!(o.remote, old, "an unverified packet moved the port");
+    let e0 = o.get::<Data>().unwrap().tsn;
+
+    // The genuine peer from its new port: answers follow it.
+    s.remote.set_port(40_002);
+    s.send_chunks(vec![sack(e0, BIG_WINDOW, &[]), data(p0, 0, 0, b"rebound")]);
+    let o = s.expect();
+    assert!(o.has::<Sack>());
+    assert_eq!(o.remote, s.remote, "the SACK did not follow the new port");
+    s.app_send(0, b"to the new port");
+    let o = s.expect();
+    assert!(o.has::<Data>());
+    assert_eq!(o.remote.port(), 40_002);
+    assert_eq!(s.app_recv_all(), vec![b"rebound".to_vec()]);
+}
+
+#[test]
+fn an_init_from_a_new_udp_port_is_refused_with_cause_14_and_the_association_lives_on() {
+    let mut s = Script::server(62);
+    s.establish_passive();
+    let (ep_tag, peer_tag) = (s.ep_tag, s.peer_tag);
+    let old = s.remote;
+
+    // 003_*.txt App. F §4 rule 7: an INIT (tag 0, unverifiable) from another UDP port for
+    // this association is answered by an ABORT with cause 14 to that port, and nothing else
+    // changes: an off-path attacker cannot take the association over by "restarting" it.
+    s.remote.set_port(40_003);
+    s.peer_tag = 0x0bad_0bad;
+    let p = s.init_packet(s.init_chunk(vec![]));
+    s.inject(&p);
+    let o = s.expect();
+    assert_eq!(
+        o.remote.port(),
+        40_003,
+        "the ABORT goes to the INIT's source port"
+    );
+    assert_eq!(o.vtag(), 0x0bad_0bad, "the ABORT carries the INIT's tag");
+    let a: Abort = o.only();
+    assert!(!a.t_bit);
+    assert_eq!(
+        a.causes,
+        vec![ErrorCause::RestartWithNewEncapsulationPort {
+            current_port: old.port(),
+            new_port: 40_003
+        }]
+    );
+    assert!(!s.saw(&Event::Restarted));
+    assert_eq!(s.assoc().state(), State::Established);
+
+    // The association still talks to the old port with the old tags.
+    s.remote = old;
+    s.peer_tag = peer_tag;
+    s.ep_tag = ep_tag;
+    s.send_chunks(vec![data(s.peer_tsn(0), 0, 0, b"still here")]);
+    let o = s.expect();
+    assert!(o.has::<Sack>());
+    assert_eq!(o.remote, old);
+    assert_eq!(s.app_recv_all(), vec![b"still here".to_vec()]);
+}
+
+#[test]
+fn an_abort_with_cause_14_closes_the_restarting_side_with_that_cause() {
+    let mut s = Script::client(63);
+    let init = s.connect();
+    let cause = ErrorCause::RestartWithNewEncapsulationPort {
+        current_port: 9899,
+        new_port: 40_004,
+    };
+    let p = s.with_tag(
+        init.initiate_tag,
+        vec![
+            Abort {
+                t_bit: false,
+                causes: vec![cause.clone()],
+            }
+            .into(),
+        ],
+    );
+    s.inject(&p);
+    assert!(s.saw(&Event::Closed(CloseReason::PeerAbort(vec![cause]))));
+    assert_eq!(s.assoc().state(), State::Closed);
+}

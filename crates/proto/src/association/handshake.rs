@@ -402,6 +402,23 @@ impl Association {
         if init.initiate_tag == 0 {
             return; // §3.3.2: silently discard.
         }
+        if self.cfg.udp_encapsulation
+            && let Some(p) = self.path_for(remote)
+            && self.paths[p.0 as usize].remote.port() != remote.port()
+        {
+            // 003_*.txt App. F §4 rule 7: an INIT cannot be verified, so one from a new UDP
+            // port must not take the association over; refuse it to where it came from.
+            let current_port = self.paths[p.0 as usize].remote.port();
+            let abort = braid_wire::chunk::Abort {
+                t_bit: false,
+                causes: vec![ErrorCause::RestartWithNewEncapsulationPort {
+                    current_port,
+                    new_port: remote.port(),
+                }],
+            };
+            self.queue_standalone_to(remote, init.initiate_tag, abort);
+            return;
+        }
         let tags = match self.state {
             State::CookieWait => InitAckTags {
                 local_tag: self.local_tag,

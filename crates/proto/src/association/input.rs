@@ -90,6 +90,13 @@ impl Association {
             self.stats.packets_dropped += 1;
             return;
         }
+        // RFC 6951 §5.4 with 003_*.txt App. F §4: only a packet whose tag was verified moves
+        // the encapsulation port; an INIT (tag 0) or a not yet checked cookie never does.
+        if self.cfg.udp_encapsulation
+            && !matches!(first_type, ChunkType::INIT | ChunkType::COOKIE_ECHO)
+        {
+            self.learn_encapsulation_port(remote);
+        }
         let mut had_data = false;
         let mut index = 0usize;
         let mut cookie_checked = false;

@@ -401,6 +401,32 @@ impl Association {
         });
     }
 
+    /// A packet to `remote` exactly (its UDP port included), not to a path.
+    fn queue_standalone_to(&mut self, remote: SocketAddr, vtag: u32, chunk: impl Into<Chunk>) {
+        let local = self.primary_path().local;
+        self.standalone.push_back(Standalone {
+            remote,
+            local,
+            vtag,
+            chunk: chunk.into(),
+        });
+    }
+
+    /// RFC 6951 §5.4: a verified packet from `remote` sets the peer's UDP encapsulation port
+    /// for that address.
+    fn learn_encapsulation_port(&mut self, remote: SocketAddr) {
+        for p in self.paths.iter_mut() {
+            if p.remote.ip() == remote.ip() && p.remote.port() != remote.port() {
+                tracing::debug!(
+                    old = p.remote.port(),
+                    new = remote.port(),
+                    "encapsulation port changed"
+                );
+                p.remote.set_port(remote.port());
+            }
+        }
+    }
+
     fn queue_abort(&mut self, causes: Vec<braid_wire::ErrorCause>) {
         let tag = self.peer_tag;
         self.queue_standalone(
