@@ -3,6 +3,51 @@
 
 use std::time::Duration;
 
+pub use crate::cc::CongestionControl;
+pub use crate::sched::SchedulerKind;
+
+/// Which path a retransmission goes on (Iyengar et al., ToN 2006, §4.3; RFC 9260 §6.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RtxPolicy {
+    /// RTX-SAME: the path the chunk was last sent on.
+    Same,
+    /// RTX-ASAP: the first active path with cwnd room when the retransmission goes out.
+    Asap,
+    /// RTX-CWND: the active path with the largest cwnd.
+    Cwnd,
+    /// RTX-SSTHRESH: the active path with the largest ssthresh (the CMT paper's choice).
+    #[default]
+    Ssthresh,
+    /// RTX-LOSSRATE: the active path with the lowest measured loss rate.
+    Lossrate,
+}
+
+/// Buffer splitting (Dreibholz et al., GLOBECOM 2010): each path may only occupy its share
+/// (1/n) of the send buffer, of the peer's receive window, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BufferSplitting {
+    /// No per-path limit.
+    #[default]
+    None,
+    /// A path's unacknowledged bytes may fill at most 1/n of the send buffer.
+    Send,
+    /// A path's bytes in the peer's receive buffer may fill at most 1/n of its window.
+    Receive,
+    /// Both limits.
+    Both,
+}
+
+/// Which (local, remote) address pairs become paths (RFC 9260 §6.4 leaves it open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PathPairing {
+    /// Local address *i* with remote address *i* (as in the papers' setups); extra
+    /// addresses on either side pair with the other side's first address.
+    #[default]
+    ByIndex,
+    /// Every local address with every remote address of the same family.
+    All,
+}
+
 /// Settings of one association. `Default` gives the RFC 9260 values.
 #[derive(Debug, Clone)]
 pub struct AssociationConfig {
@@ -54,6 +99,33 @@ pub struct AssociationConfig {
     pub max_dup_tsns: usize,
     /// Gap ack blocks reported in one SACK at most.
     pub max_gap_blocks: usize,
+    /// Concurrent Multipath Transfer: new data on every active path with cwnd room
+    /// (Iyengar et al.); off: new data on the primary path only (RFC 9260).
+    pub cmt: bool,
+    /// CMT Split Fast Retransmit (miss indications per path).
+    pub cmt_sfr: bool,
+    /// CMT Cwnd Update for CMT (cwnd grows on per-path pseudo-cumulative acks).
+    pub cmt_cuc: bool,
+    /// CMT Delayed Ack for CMT (the SACK says how many packets it covers).
+    pub cmt_dac: bool,
+    /// Congestion control of every path.
+    pub cc: CongestionControl,
+    /// Retransmission path policy.
+    pub rtx_policy: RtxPolicy,
+    /// Offer NR-SACK (chunk 0x10) and use it when the peer offers it too.
+    pub nr_sack: bool,
+    /// Per-path shares of the buffers.
+    pub buffer_splitting: BufferSplitting,
+    /// Stream scheduler of the sender (changeable at run time).
+    pub stream_scheduler: SchedulerKind,
+    /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* is the path of stream *i*;
+    /// streams without an entry go to path `stream % paths`.
+    pub stream_paths: Vec<u16>,
+    /// Which address pairs become paths.
+    pub path_pairing: PathPairing,
+    /// Potentially-Failed state (RFC 7829): a path with more than this many consecutive
+    /// errors is avoided for data; `None` disables it.
+    pub pf_max_retrans: Option<u32>,
 }
 
 impl Default for AssociationConfig {
@@ -83,6 +155,18 @@ impl Default for AssociationConfig {
             stream_buffer_low: 0,
             max_dup_tsns: 16,
             max_gap_blocks: 64,
+            cmt: false,
+            cmt_sfr: true,
+            cmt_cuc: true,
+            cmt_dac: true,
+            cc: CongestionControl::Reno,
+            rtx_policy: RtxPolicy::default(),
+            nr_sack: true,
+            buffer_splitting: BufferSplitting::None,
+            stream_scheduler: SchedulerKind::default(),
+            stream_paths: Vec::new(),
+            path_pairing: PathPairing::ByIndex,
+            pf_max_retrans: Some(0),
         }
     }
 }

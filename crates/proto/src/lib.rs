@@ -17,11 +17,15 @@ pub mod endpoint;
 pub mod event;
 pub mod path;
 mod recv;
+mod sched;
 mod serial;
 pub mod time;
 
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
-pub use config::{AssociationConfig, EndpointConfig};
+pub use config::{
+    AssociationConfig, BufferSplitting, CongestionControl, EndpointConfig, PathPairing, RtxPolicy,
+    SchedulerKind,
+};
 pub use endpoint::{AssocId, ConnectError, Endpoint};
 pub use event::{CloseReason, Event, SendError};
 pub use path::{PathId, PathInfo, PathState, PathStats};

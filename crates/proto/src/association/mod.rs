@@ -148,6 +148,8 @@ pub struct Association {
     rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
     scratch: (Vec<usize>, Vec<usize>),
+    /// The paths as the stream scheduler sees them (refreshed before it chooses).
+    views: Vec<crate::sched::PathView>,
 }
 
 impl Association {
@@ -165,7 +167,10 @@ impl Association {
     ) -> Self {
         let path = Path::new(PathId(0), local, remote, &cfg, cfg.recv_buffer, now);
         Self {
-            tx: SendQueue::new(cfg.outbound_streams),
+            tx: SendQueue::new(
+                cfg.outbound_streams,
+                crate::sched::Scheduler::new(cfg.stream_scheduler, cfg.stream_paths.clone()),
+            ),
             tsn_map: TsnMap::new(0, cfg.max_dup_tsns),
             reasm: Reassembly::new(cfg.max_inbound_streams),
             carried: VecDeque::new(),
@@ -197,6 +202,7 @@ impl Association {
             sack_since_t3: false,
             rx_datagram_len: 0,
             scratch: (Vec::new(), Vec::new()),
+            views: Vec::new(),
         }
     }
 
@@ -267,6 +273,31 @@ impl Association {
     /// Bytes buffered on `stream` (queued plus sent and unacknowledged), and queued messages.
     pub fn stream_buffered(&self, stream: u16) -> Option<(usize, usize)> {
         self.tx.stream_buffered(stream)
+    }
+
+    /// Switches the stream scheduler; queued messages stay queued (RFC 8260 §4.3).
+    pub fn set_stream_scheduler(&mut self, kind: crate::SchedulerKind) {
+        self.tx.sched.set_kind(kind);
+    }
+
+    /// The stream scheduler in use.
+    pub fn stream_scheduler(&self) -> crate::SchedulerKind {
+        self.tx.sched.kind()
+    }
+
+    /// Sets the fixed stream-to-path mapping: entry *i* is the path index of stream *i*.
+    pub fn set_stream_paths(&mut self, mapping: Vec<u16>) {
+        self.tx.sched.set_mapping(mapping);
+    }
+
+    /// Priority of `stream` for the priority scheduler (lower goes first; default 0).
+    pub fn set_stream_priority(&mut self, stream: u16, priority: u16) {
+        self.tx.sched.set_priority(stream, priority);
+    }
+
+    /// Weight of `stream` for weighted fair queueing (default 1; 0 counts as 1).
+    pub fn set_stream_weight(&mut self, stream: u16, weight: u16) {
+        self.tx.sched.set_weight(stream, weight);
     }
 
     /// Queues a message. Errors leave nothing queued; see [`SendError`].

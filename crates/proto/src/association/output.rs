@@ -36,6 +36,7 @@ impl Association {
         if self.state == State::Closed {
             return None;
         }
+        self.refresh_path_views();
         let path = self.control.front().map_or(self.primary, |c| c.path);
         let pi = path.0 as usize;
         put_header(buf, self.local_port, self.peer_port, self.peer_tag);

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use super::{Association, State};
 use crate::event::{CloseReason, Event};
 use crate::path::{PathId, PathState};
+use crate::sched::{PathView, Scheduler, SchedulerKind};
 use crate::serial::{tsn_ge, tsn_gt, tsn_le, tsn_lt};
 use crate::time::Instant;
 
@@ -84,8 +85,8 @@ pub(super) struct Sent {
 #[derive(Debug)]
 pub(super) struct SendQueue {
     streams: Vec<OutStream>,
-    /// Streams with queued messages, in round-robin order.
-    ready: VecDeque<u16>,
+    /// Chooses the stream of each new message.
+    pub(super) sched: Scheduler,
     /// Stream whose head message is partly sent (DATA fragments must be consecutive).
     current: Option<u16>,
     queued_bytes: usize,
@@ -115,10 +116,10 @@ pub(super) struct SendQueue {
 }
 
 impl SendQueue {
-    pub(super) fn new(streams: u16) -> Self {
+    pub(super) fn new(streams: u16, sched: Scheduler) -> Self {
         Self {
             streams: (0..streams).map(|_| OutStream::default()).collect(),
-            ready: VecDeque::new(),
+            sched,
             current: None,
             queued_bytes: 0,
             next_tsn: 0,
@@ -156,7 +157,7 @@ impl SendQueue {
         }
         self.streams
             .resize_with(streams as usize, OutStream::default);
-        self.ready.retain(|s| (*s as usize) < self.streams.len());
+        self.sched.retain_below(streams);
     }
 
     pub(super) fn stream_count(&self) -> u16 {
@@ -191,9 +192,8 @@ impl SendQueue {
     ) {
         let s = &mut self.streams[stream as usize];
         let len = data.len();
-        if s.queue.is_empty() && self.current != Some(stream) {
-            self.ready.push_back(stream);
-        }
+        let was_idle = s.queue.is_empty() && self.current != Some(stream);
+        self.sched.on_push(stream, len, was_idle);
         s.queue.push_back(OutMessage {
             data,
             opts,
@@ -215,7 +215,7 @@ impl SendQueue {
             s.next_ssn = 0;
             s.low_armed = false;
         }
-        self.ready.clear();
+        self.sched.retain_below(0);
         self.current = None;
         self.queued_bytes = 0;
         self.outstanding.clear();
@@ -238,11 +238,22 @@ impl SendQueue {
     /// Cuts the next DATA chunk of at most `max_payload` bytes, assigning TSN and SSN, or
     /// `None` if nothing is queued. Messages whose PR-SCTP lifetime ran out before their
     /// first byte left are dropped here (they never got a TSN).
-    fn next_chunk(&mut self, max_payload: usize, now: Instant, path: PathId) -> Option<Next> {
+    fn next_chunk(
+        &mut self,
+        max_payload: usize,
+        now: Instant,
+        path: PathId,
+        views: &[PathView],
+    ) -> Option<Next> {
         loop {
             let stream = match self.current {
-                Some(s) => s,
-                None => self.ready.pop_front()?,
+                Some(s) if self.sched.allows(s, path, views) => s,
+                Some(_) => return None,
+                None => {
+                    let s = self.sched.peek(path, views)?;
+                    self.sched.on_message_start(s);
+                    s
+                }
             };
             let s = &mut self.streams[stream as usize];
             let Some(m) = s.queue.front_mut() else {
@@ -254,9 +265,8 @@ impl SendQueue {
                 s.queue.pop_front();
                 s.buffered -= len;
                 self.queued_bytes -= len;
-                if !s.queue.is_empty() {
-                    self.ready.push_back(stream);
-                }
+                let more = !s.queue.is_empty();
+                self.sched.on_message_done(stream, more);
                 self.current = None;
                 return Some(Next::Dropped);
             }
@@ -293,12 +303,12 @@ impl SendQueue {
             };
             self.queued_bytes -= len;
             self.outstanding_bytes += len;
+            self.sched.on_sent(stream, len);
             if ending {
                 s.queue.pop_front();
                 self.current = None;
-                if !s.queue.is_empty() {
-                    self.ready.push_back(stream);
-                }
+                let more = !s.queue.is_empty();
+                self.sched.on_message_done(stream, more);
             } else {
                 self.current = Some(stream);
             }
@@ -307,8 +317,12 @@ impl SendQueue {
     }
 
     /// Bytes of user data the next chunk would carry, without cutting it.
-    fn peek_len(&self) -> Option<usize> {
-        let stream = self.current.or_else(|| self.ready.front().copied())?;
+    fn peek_len(&self, path: PathId, views: &[PathView]) -> Option<usize> {
+        let stream = match self.current {
+            Some(s) if self.sched.allows(s, path, views) => s,
+            Some(_) => return None,
+            None => self.sched.peek(path, views)?,
+        };
         let m = self.streams.get(stream as usize)?.queue.front()?;
         Some(m.data.len() - m.offset)
     }
@@ -361,6 +375,23 @@ fn encode_data(s: &Sent, buf: &mut Vec<u8>) {
 }
 
 impl Association {
+    /// Refreshes what the scheduler sees of the paths (only disciplines that look at them).
+    pub(super) fn refresh_path_views(&mut self) {
+        if !matches!(
+            self.tx.sched.kind(),
+            SchedulerKind::Fixed | SchedulerKind::Adaptive
+        ) {
+            self.views.clear();
+            return;
+        }
+        self.views.clear();
+        self.views.extend(self.paths.iter().map(|p| PathView {
+            usable: p.state == PathState::Active,
+            cwnd: p.cc.cwnd,
+            srtt: p.rtt.srtt(),
+        }));
+    }
+
     /// Whether new DATA may be sent in this state (RFC 9260 §9.2: not after SHUTDOWN).
     fn may_send_new_data(&self) -> bool {
         matches!(
@@ -379,6 +410,7 @@ impl Association {
             && self.tx.has_unsent()
             && self.tx.burst_budget > 0
             && p.flight_size < p.cc.cwnd
+            && self.tx.peek_len(path, &self.views).is_some()
     }
 
     /// Appends DATA chunks (retransmissions first) to the packet being built on `path`,
@@ -444,7 +476,7 @@ impl Association {
             let max_payload = self.paths[pi].mtu
                 - braid_wire::COMMON_HEADER_LEN
                 - braid_wire::chunk::DATA_HEADER_LEN;
-            while let Some(next) = self.tx.peek_len() {
+            while let Some(next) = self.tx.peek_len(path, &self.views) {
                 let p = &self.paths[pi];
                 if p.flight_size >= p.cc.cwnd {
                     break;
@@ -465,7 +497,7 @@ impl Association {
                 if len > self.tx.peer_rwnd && flight > 0 {
                     break;
                 }
-                let sent = match self.tx.next_chunk(cut, now, path) {
+                let sent = match self.tx.next_chunk(cut, now, path, &self.views) {
                     None => break,
                     Some(Next::Dropped) => {
                         self.stats.abandoned_messages += 1;
@@ -494,6 +526,7 @@ impl Association {
         }
         if new_data {
             self.tx.burst_budget = self.tx.burst_budget.saturating_sub(1);
+            self.tx.sched.on_packet_end();
         }
         if wrote {
             let rto = self.paths[pi].rtt.rto();

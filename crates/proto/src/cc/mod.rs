@@ -1,6 +1,20 @@
-//! Congestion control, one controller per path (RFC 9260 §7.2). Later issues add coupled
-//! controllers (CMT/RP, LIA) behind the same interface.
+//! Congestion control, one controller per path (RFC 9260 §7.2), and the coupled increase
+//! rules for paths that may share a bottleneck (CMT/RP, MPTCP's LIA of RFC 6356).
 
 mod reno;
 
 pub(crate) use reno::Reno;
+
+/// The congestion controller of an association's paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CongestionControl {
+    /// Independent per-path RFC 9260 §7.2 controllers.
+    #[default]
+    Reno,
+    /// CMT/RP version 1 (Dreibholz et al.).
+    CmtRpv1,
+    /// CMT/RP version 2.
+    CmtRpv2,
+    /// Linked Increases (RFC 6356).
+    Lia,
+}
