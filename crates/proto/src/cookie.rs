@@ -23,16 +23,19 @@ pub(crate) const MAX_ADDRESSES: usize = 16;
 pub(crate) struct Features {
     /// PR-SCTP (FORWARD-TSN) is usable.
     pub(crate) pr_sctp: bool,
+    /// Both sides listed NR-SACK (0x10) in Supported Extensions.
+    pub(crate) nr_sack: bool,
 }
 
 impl Features {
     fn to_bits(self) -> u32 {
-        u32::from(self.pr_sctp)
+        u32::from(self.pr_sctp) | (u32::from(self.nr_sack) << 1)
     }
 
     fn from_bits(b: u32) -> Self {
         Self {
             pr_sctp: b & 1 != 0,
+            nr_sack: b & 2 != 0,
         }
     }
 }
@@ -235,7 +238,10 @@ mod tests {
             peer_port: 9,
             local_tie_tag: 10,
             peer_tie_tag: 11,
-            features: Features { pr_sctp: true },
+            features: Features {
+                pr_sctp: true,
+                nr_sack: true,
+            },
             peer_addresses: vec!["192.0.2.1".parse().unwrap(), "2001:db8::1".parse().unwrap()],
         }
     }

@@ -65,6 +65,8 @@ pub struct Endpoint {
     incoming: VecDeque<AssocId>,
     /// Association polled first by the next `poll_transmit` (round-robin fairness).
     cursor: u32,
+    /// Addresses announced in INIT/INIT-ACK (multi-homing).
+    local_addrs: Vec<SocketAddr>,
 }
 
 impl Endpoint {
@@ -92,7 +94,20 @@ impl Endpoint {
             outgoing: VecDeque::new(),
             incoming: VecDeque::new(),
             cursor: 0,
+            local_addrs: Vec::new(),
         }
+    }
+
+    /// Sets the local addresses (IP and UDP port) the endpoint is reachable at. With more
+    /// than one, INIT and INIT-ACK list them and associations become multi-homed (RFC 9260
+    /// §5.1.2); the first is the default source address.
+    pub fn set_local_addresses(&mut self, addrs: Vec<SocketAddr>) {
+        self.local_addrs = addrs;
+    }
+
+    /// The local addresses given to [`Endpoint::set_local_addresses`].
+    pub fn local_addresses(&self) -> &[SocketAddr] {
+        &self.local_addrs
     }
 
     /// The endpoint's configuration.
@@ -128,6 +143,7 @@ impl Endpoint {
             now,
             local,
             remote,
+            self.local_addrs.clone(),
             self.cfg.port,
             peer_port,
         );
@@ -204,6 +220,12 @@ impl Endpoint {
         {
             self.last_peer = Some((key, id));
             a.handle_verified(now, local, remote, &packet, false);
+            if a.take_paths_added() {
+                // The INIT-ACK listed more peer addresses: packets from them are ours too.
+                for ip in a.peer_addresses() {
+                    self.by_peer.insert((ip, h.src_port), id);
+                }
+            }
             return;
         }
         self.out_of_the_blue(now, local, remote, h, &packet);
@@ -275,6 +297,7 @@ impl Endpoint {
                         now,
                         &init,
                         remote.ip(),
+                        &self.local_addrs,
                         h.dst_port,
                         h.src_port,
                         tags,
@@ -329,10 +352,13 @@ impl Endpoint {
                             now,
                             local,
                             remote,
+                            self.local_addrs.clone(),
                             &c,
                         );
                         a.handle_verified(now, local, remote, packet, true);
-                        let id = self.insert(a, &c.peer_addresses, c.peer_port);
+                        let peers = a.peer_addresses();
+                        a.take_paths_added();
+                        let id = self.insert(a, &peers, c.peer_port);
                         self.incoming.push_back(id);
                     }
                     Err(CookieError::Stale {

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use braid_proto::{
-    AssocId, Association, AssociationConfig, Endpoint, EndpointConfig, Event, Instant, PathState,
+    AssocId, Association, AssociationConfig, Endpoint, EndpointConfig, Event, Instant,
 };
 use braid_wire::pcap::PcapWriter;
 use bytes::BytesMut;
@@ -827,10 +827,7 @@ impl<'s> World<'s> {
                 .srtt
                 .map(|d| format!("{:.3}", d.as_secs_f64() * 1e3))
                 .unwrap_or_default();
-            let state = match p.state {
-                PathState::Active => "active",
-                PathState::Inactive => "inactive",
-            };
+            let state = p.state.as_str();
             let _ = writeln!(
                 out,
                 "{:.6},{name},{},{},{:.3},{},{srtt},{cum},{},{recv},{state},{},{},{}",

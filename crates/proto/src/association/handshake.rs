@@ -15,7 +15,7 @@ use super::{Association, State};
 use crate::config::AssociationConfig;
 use crate::cookie::{CookieError, Features, MAX_ADDRESSES, StateCookie};
 use crate::event::{CloseReason, Event};
-use crate::path::PathId;
+use crate::path::{PathId, PathState};
 use crate::recv::reassembly::Reassembly;
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
@@ -45,6 +45,7 @@ pub(crate) struct PeerParams {
 pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerParams {
     let mut out = PeerParams::default();
     let mut forward_tsn_listed = false;
+    let mut nr_sack_listed = false;
     for p in params {
         match p {
             Param::Ipv4Address(_) | Param::Ipv6Address(_) => {
@@ -67,8 +68,9 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
                 return out;
             }
             Param::ForwardTsnSupported => forward_tsn_listed = true,
-            Param::SupportedExtensions(list) if list.contains(&ChunkType::FORWARD_TSN.0) => {
-                forward_tsn_listed = true;
+            Param::SupportedExtensions(list) => {
+                forward_tsn_listed |= list.contains(&ChunkType::FORWARD_TSN.0);
+                nr_sack_listed |= list.contains(&ChunkType::NR_SACK.0);
             }
             Param::Unknown { param_type, .. } => {
                 let action = param_type.unrecognized_action();
@@ -86,15 +88,33 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
         }
     }
     out.features.pr_sctp = forward_tsn_listed && ours.pr_sctp;
+    out.features.nr_sack = nr_sack_listed && ours.nr_sack;
     out
 }
 
-/// Parameters we put in our INIT and INIT-ACK.
-fn our_params(cfg: &AssociationConfig) -> Vec<Param> {
+/// Parameters we put in our INIT and INIT-ACK: our addresses when there are several
+/// (RFC 9260 §5.1.2), Forward-TSN (RFC 3758) and the extensions we support (RFC 5061 §4.2.7).
+fn our_params(cfg: &AssociationConfig, locals: &[SocketAddr]) -> Vec<Param> {
     let mut v = Vec::new();
+    if locals.len() > 1 {
+        let mut seen: Vec<IpAddr> = Vec::new();
+        for a in locals {
+            if !seen.contains(&a.ip()) && !a.ip().is_unspecified() {
+                seen.push(a.ip());
+                v.push(Param::from_address(a.ip()));
+            }
+        }
+    }
+    let mut ext = Vec::new();
     if cfg.pr_sctp {
         v.push(Param::ForwardTsnSupported);
-        v.push(Param::SupportedExtensions(vec![ChunkType::FORWARD_TSN.0]));
+        ext.push(ChunkType::FORWARD_TSN.0);
+    }
+    if cfg.nr_sack {
+        ext.push(ChunkType::NR_SACK.0);
+    }
+    if !ext.is_empty() {
+        v.push(Param::SupportedExtensions(ext));
     }
     v
 }
@@ -117,6 +137,7 @@ pub(crate) fn build_init_ack(
     now: Instant,
     init: &Init,
     src: IpAddr,
+    locals: &[SocketAddr],
     local_port: u16,
     peer_port: u16,
     tags: InitAckTags,
@@ -151,7 +172,7 @@ pub(crate) fn build_init_ack(
         peer_addresses: addresses,
     };
     let mut params = vec![Param::StateCookie(cookie.seal(&key.secret))];
-    params.extend(our_params(cfg));
+    params.extend(our_params(cfg, locals));
     params.extend(
         peer.unrecognized
             .into_iter()
@@ -187,6 +208,7 @@ impl Association {
         now: Instant,
         local: SocketAddr,
         remote: SocketAddr,
+        locals: Vec<SocketAddr>,
         local_port: u16,
         peer_port: u16,
     ) -> Self {
@@ -203,6 +225,7 @@ impl Association {
             local_port,
             peer_port,
         );
+        a.local_addrs = locals;
         a.local_tag = local_tag;
         a.local_initial_tsn = initial_tsn;
         a.tx.start(
@@ -217,7 +240,7 @@ impl Association {
             outbound_streams: a.cfg.outbound_streams,
             inbound_streams: a.cfg.max_inbound_streams,
             initial_tsn,
-            params: our_params(&a.cfg),
+            params: our_params(&a.cfg, &a.local_addrs),
         });
         a.handshake_chunk = Some(init);
         a.send_handshake_chunk(now);
@@ -233,6 +256,7 @@ impl Association {
         now: Instant,
         local: SocketAddr,
         remote: SocketAddr,
+        locals: Vec<SocketAddr>,
         cookie: &StateCookie,
     ) -> Self {
         let mut a = Self::new_inner(
@@ -246,7 +270,9 @@ impl Association {
             cookie.local_port,
             cookie.peer_port,
         );
+        a.local_addrs = locals;
         a.adopt_cookie(cookie);
+        a.add_peer_paths(now, &cookie.peer_addresses);
         a.queue_control(PathId(0), CookieAck);
         a.established(now);
         a
@@ -277,7 +303,7 @@ impl Association {
         self.t1 = None;
         self.handshake_chunk = None;
         self.init_attempts = 0;
-        self.tx.burst_budget = self.cfg.max_burst;
+        self.reset_burst();
         self.events.push_back(Event::Connected);
         for i in 0..self.paths.len() {
             self.schedule_heartbeat(now, PathId(i as u16));
@@ -287,7 +313,7 @@ impl Association {
     /// The INIT to send again after a Stale Cookie error, asking for a longer cookie life
     /// (RFC 9260 §5.2.6).
     pub(super) fn rebuild_init(&self) -> Chunk {
-        let mut params = our_params(&self.cfg);
+        let mut params = our_params(&self.cfg, &self.local_addrs);
         let extra = u32::try_from(self.primary_path().rtt.rto().as_millis()).unwrap_or(u32::MAX);
         params.push(Param::CookiePreservative(extra));
         Chunk::Init(InitChunk {
@@ -373,6 +399,7 @@ impl Association {
         for p in &mut self.paths {
             p.cc = crate::cc::Reno::new(p.mtu, ack.a_rwnd as usize);
         }
+        self.add_peer_paths(now, &peer.addresses);
         self.state = State::CookieEchoed;
         self.init_attempts = 0;
         self.handshake_chunk = Some(Chunk::CookieEcho(CookieEcho { cookie }));
@@ -467,7 +494,18 @@ impl Association {
             }
         };
         let (lp, pp) = (self.local_port, self.peer_port);
-        match build_init_ack(&self.key, &self.cfg, now, &init, remote.ip(), lp, pp, tags) {
+        let locals = self.local_addrs.clone();
+        match build_init_ack(
+            &self.key,
+            &self.cfg,
+            now,
+            &init,
+            remote.ip(),
+            &locals,
+            lp,
+            pp,
+            tags,
+        ) {
             Ok(ack) => self.queue_standalone(init.initiate_tag, ack),
             Err(cause) => {
                 let abort = braid_wire::chunk::Abort {
@@ -569,10 +607,23 @@ impl Association {
 
     /// Arms the heartbeat timer of a path: HB.interval + RTO with jitter (RFC 9260 §8.3).
     pub(super) fn schedule_heartbeat(&mut self, now: Instant, path: PathId) {
-        if !self.cfg.heartbeats {
+        let p = &self.paths[path.0 as usize];
+        let rto = p.rtt.rto();
+        // Unconfirmed addresses (RFC 9260 §5.4) and PF paths (RFC 7829 §5.1) are probed
+        // once per RTO, whether idle heartbeats are enabled or not.
+        if matches!(
+            p.state,
+            PathState::Unconfirmed | PathState::PotentiallyFailed
+        ) {
+            let first = p.state == PathState::Unconfirmed && p.heartbeat.outstanding.is_none();
+            let at = if first { now } else { now + rto };
+            self.paths[path.0 as usize].heartbeat.timer = Some(at);
             return;
         }
-        let rto = self.paths[path.0 as usize].rtt.rto();
+        if !self.cfg.heartbeats {
+            self.paths[path.0 as usize].heartbeat.timer = None;
+            return;
+        }
         let delay = self.cfg.hb_interval + self.rto_jitter(rto);
         self.paths[path.0 as usize].heartbeat.timer = Some(now + delay);
     }

@@ -41,7 +41,7 @@ impl Association {
     pub(crate) fn handle_verified(
         &mut self,
         now: Instant,
-        _local: SocketAddr,
+        local: SocketAddr,
         remote: SocketAddr,
         packet: &Bytes,
         skip_first: bool,
@@ -56,7 +56,7 @@ impl Association {
             self.stats.packets_dropped += 1;
             return;
         }
-        let path = self.path_for(remote).unwrap_or(self.primary);
+        let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
         self.rx_datagram_len = packet.len();
         let mut chunks = raw_chunks(packet).peekable();
         let Some(Ok(first)) = chunks.peek() else {
@@ -148,19 +148,20 @@ impl Association {
                         continue;
                     }
                     had_data = true;
+                    self.last_data_path = path;
                     if !self.on_data(now, d) {
                         return;
                     }
                 }
                 Chunk::Sack(s) => {
                     if self.acks_data() {
-                        self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &s.gap_blocks);
+                        self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &s.gap_blocks, &[]);
                     }
                 }
                 Chunk::NrSack(s) => {
                     if self.acks_data() {
                         let gaps = merge_nr_blocks(&s);
-                        self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &gaps);
+                        self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &gaps, &s.nr_gap_blocks);
                     }
                 }
                 Chunk::Init(i) => self.on_init(now, i, remote),
@@ -282,12 +283,17 @@ impl Association {
         p.heartbeat.outstanding = None;
         p.rtt.on_sample(now - sent);
         p.error_count = 0;
+        let was = p.state;
         if p.state != PathState::Active {
             p.state = PathState::Active;
             self.events.push_back(Event::PathState {
                 path,
                 state: PathState::Active,
             });
+        }
+        if was != PathState::Active {
+            // Back to the normal heartbeat rhythm (RFC 9260 §5.4, RFC 7829 §5.1).
+            self.schedule_heartbeat(now, path);
         }
         self.error_count = 0;
     }
@@ -305,7 +311,7 @@ impl Association {
             }
         }
         let idle = now - self.paths[pi].last_data_sent >= self.cfg.hb_interval;
-        if idle || self.paths[pi].state == PathState::Inactive {
+        if idle || self.paths[pi].state != PathState::Active {
             use rand_core::RngCore;
             let nonce = self.rng.next_u64();
             let mut info = Vec::with_capacity(HB_INFO_LEN);
@@ -347,7 +353,7 @@ impl Association {
         }
         let flight: usize = self.paths.iter().map(|p| p.flight_size).sum();
         let rwnd = u32::try_from(self.tx.peer_rwnd + flight).unwrap_or(u32::MAX);
-        self.on_sack(now, s.cum_tsn_ack, rwnd, &[]);
+        self.on_sack(now, s.cum_tsn_ack, rwnd, &[], &[]);
         if self.state == State::Closed {
             return;
         }
@@ -433,8 +439,8 @@ impl Association {
     }
 }
 
-/// An NR-SACK's renegable and non-renegable blocks as one sorted list (braid does not
-/// negotiate NR-SACK yet, so both only acknowledge).
+/// An NR-SACK's gap blocks and NR gap blocks as one sorted list of acknowledged TSNs
+/// (a peer may list a non-renegable TSN in either or both).
 fn merge_nr_blocks(s: &NrSack) -> Vec<braid_wire::chunk::GapAckBlock> {
     let mut v: Vec<_> = s
         .gap_blocks

@@ -150,6 +150,14 @@ pub struct Association {
     scratch: (Vec<usize>, Vec<usize>),
     /// The paths as the stream scheduler sees them (refreshed before it chooses).
     views: Vec<crate::sched::PathView>,
+    /// Our addresses, announced in INIT/INIT-ACK when there are several.
+    local_addrs: Vec<SocketAddr>,
+    /// Paths were added: the endpoint must learn the new peer addresses.
+    paths_added: bool,
+    /// Path of the next data packet under CMT (round-robin over usable paths).
+    cmt_cursor: usize,
+    /// Path the last DATA arrived on: a lone SACK goes back there (RFC 9260 §6.4).
+    last_data_path: PathId,
 }
 
 impl Association {
@@ -203,6 +211,10 @@ impl Association {
             rx_datagram_len: 0,
             scratch: (Vec::new(), Vec::new()),
             views: Vec::new(),
+            local_addrs: Vec::new(),
+            paths_added: false,
+            cmt_cursor: 0,
+            last_data_path: PathId(0),
         }
     }
 
@@ -335,7 +347,7 @@ impl Association {
         self.stats.messages_sent += 1;
         if self.paths.iter().all(|p| p.flight_size == 0) {
             // An idle sender starts a new burst (RFC 9260 §6.1 Max.Burst applies to bursts).
-            self.tx.burst_budget = self.cfg.max_burst;
+            self.reset_burst();
         }
         Ok(())
     }
@@ -412,6 +424,90 @@ impl Association {
             .iter()
             .find(|p| p.remote.ip() == remote.ip())
             .map(|p| p.id)
+    }
+
+    /// The path a packet from `remote` to `local` belongs to: the exact address pair, or
+    /// else the first path to that remote address.
+    fn path_of_packet(&self, local: SocketAddr, remote: SocketAddr) -> Option<PathId> {
+        self.paths
+            .iter()
+            .find(|p| p.remote.ip() == remote.ip() && p.local.ip() == local.ip())
+            .map(|p| p.id)
+            .or_else(|| self.path_for(remote))
+    }
+
+    /// Creates the paths to the peer's other addresses (from INIT or INIT-ACK), paired
+    /// with ours as `path_pairing` says. They start Unconfirmed and get a HEARTBEAT at
+    /// once (RFC 9260 §5.4). Path 0 (the handshake's pair) stays first.
+    pub(super) fn add_peer_paths(&mut self, now: Instant, peer: &[std::net::IpAddr]) {
+        let first = self.paths[0].clone();
+        // 003_*.txt §2.1.2.3: the UDP port learned for the handshake applies to every
+        // address the peer listed.
+        let port = first.remote.port();
+        let locals: Vec<SocketAddr> = if self.local_addrs.is_empty() {
+            vec![first.local]
+        } else {
+            self.local_addrs.clone()
+        };
+        let mut remotes: Vec<std::net::IpAddr> = vec![first.remote.ip()];
+        for a in peer {
+            if !remotes.contains(a) {
+                remotes.push(*a);
+            }
+        }
+        let mut pairs: Vec<(SocketAddr, SocketAddr)> = Vec::new();
+        let same_family = |l: &SocketAddr, r: &std::net::IpAddr| l.is_ipv4() == r.is_ipv4();
+        match self.cfg.path_pairing {
+            crate::config::PathPairing::ByIndex => {
+                for (i, r) in remotes.iter().enumerate().skip(1) {
+                    let l = locals
+                        .get(i)
+                        .filter(|l| same_family(l, r))
+                        .or_else(|| locals.iter().find(|l| same_family(l, r)));
+                    if let Some(l) = l {
+                        pairs.push((*l, SocketAddr::new(*r, port)));
+                    }
+                }
+            }
+            crate::config::PathPairing::All => {
+                for r in &remotes {
+                    for l in locals.iter().filter(|l| same_family(l, r)) {
+                        pairs.push((*l, SocketAddr::new(*r, port)));
+                    }
+                }
+            }
+        }
+        let rwnd = self.tx.peer_rwnd;
+        for (l, r) in pairs {
+            let dup = self
+                .paths
+                .iter()
+                .any(|p| p.remote.ip() == r.ip() && p.local.ip() == l.ip());
+            if dup || self.paths.len() >= usize::from(u16::MAX) {
+                continue;
+            }
+            let id = PathId(self.paths.len() as u16);
+            let mut p = Path::new(id, l, r, &self.cfg, rwnd.max(1), now);
+            p.state = crate::path::PathState::Unconfirmed;
+            self.paths.push(p);
+            self.paths_added = true;
+        }
+    }
+
+    /// Every peer IP address of the association's paths.
+    pub fn peer_addresses(&self) -> Vec<std::net::IpAddr> {
+        let mut v: Vec<std::net::IpAddr> = Vec::new();
+        for p in &self.paths {
+            if !v.contains(&p.remote.ip()) {
+                v.push(p.remote.ip());
+            }
+        }
+        v
+    }
+
+    /// Whether paths were added since the last call (the endpoint registers them).
+    pub(crate) fn take_paths_added(&mut self) -> bool {
+        std::mem::take(&mut self.paths_added)
     }
 
     fn queue_control(&mut self, path: PathId, chunk: impl Into<Chunk>) {

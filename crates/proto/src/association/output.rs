@@ -37,7 +37,10 @@ impl Association {
             return None;
         }
         self.refresh_path_views();
-        let path = self.control.front().map_or(self.primary, |c| c.path);
+        let path = match self.control.front() {
+            Some(c) => c.path,
+            None => self.choose_path(),
+        };
         let pi = path.0 as usize;
         put_header(buf, self.local_port, self.peer_port, self.peer_tag);
         let mut room = self.paths[pi].mtu - COMMON_HEADER_LEN;
@@ -90,6 +93,29 @@ impl Association {
             remote: p.remote,
             size,
         })
+    }
+
+    /// The path of the next packet when no control chunk dictates it: round-robin over the
+    /// paths with DATA to send (under CMT every usable path; otherwise the primary or its
+    /// failover, plus paths holding retransmissions), else the path the last DATA came
+    /// from, for a lone SACK (RFC 9260 §6.4).
+    fn choose_path(&mut self) -> PathId {
+        let n = self.paths.len();
+        if n == 1 || matches!(self.state, State::CookieWait | State::CookieEchoed) {
+            return self.primary;
+        }
+        for k in 0..n {
+            let i = (self.cmt_cursor + k) % n;
+            if self.has_data_to_send(PathId(i as u16)) {
+                self.cmt_cursor = (i + 1) % n;
+                return PathId(i as u16);
+            }
+        }
+        if self.paths[self.last_data_path.0 as usize].state == crate::path::PathState::Active {
+            self.last_data_path
+        } else {
+            self.single_data_path()
+        }
     }
 
     /// Writes queued control chunks for `path` that fit: the handshake ones if `leading`,

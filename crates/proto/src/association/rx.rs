@@ -172,6 +172,17 @@ impl Association {
         self.sack.packets = 0;
         self.sack.last_rwnd = a_rwnd;
         self.stats.sacks_sent += 1;
+        if self.features.nr_sack {
+            // braid never reneges (RFC 9260 §6.2 allows it; we do not), so every block is
+            // non-renegable and the sender may free it at once.
+            return Chunk::NrSack(braid_wire::chunk::NrSack {
+                cum_tsn_ack: self.tsn_map.cum_tsn(),
+                a_rwnd: u32::try_from(a_rwnd).unwrap_or(u32::MAX),
+                nr_gap_blocks: gap_blocks.clone(),
+                gap_blocks,
+                dup_tsns,
+            });
+        }
         Chunk::Sack(Sack {
             cum_tsn_ack: self.tsn_map.cum_tsn(),
             a_rwnd: u32::try_from(a_rwnd).unwrap_or(u32::MAX),

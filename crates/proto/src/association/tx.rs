@@ -78,6 +78,8 @@ pub(super) struct Sent {
     pub(super) fast_retransmitted: bool,
     /// Given up under PR-SCTP.
     pub(super) abandoned: bool,
+    /// Freed by an NR-SACK (its payload is gone).
+    pub(super) nr_acked: bool,
     pub(super) expires: Option<Instant>,
 }
 
@@ -103,10 +105,10 @@ pub(super) struct SendQueue {
     gap_acked: usize,
     /// Peer's receive window as last computed (RFC 9260 §6.2.1).
     pub(super) peer_rwnd: usize,
+    /// The a_rwnd of the peer's INIT/INIT-ACK: its receive buffer (buffer splitting).
+    pub(super) peer_rwnd_initial: usize,
     /// `send` returned WouldBlock: fire Writable when room appears.
     pub(super) want_writable: bool,
-    /// Packets with new data still allowed in this burst (Max.Burst, RFC 9260 §6.1).
-    pub(super) burst_budget: u32,
     /// PR-SCTP Advanced.Peer.Ack.Point (RFC 3758 §3.5).
     pub(super) adv_peer_ack: u32,
     /// A FORWARD-TSN should be sent.
@@ -129,8 +131,8 @@ impl SendQueue {
             rtx_pending: 0,
             gap_acked: 0,
             peer_rwnd: 0,
+            peer_rwnd_initial: 0,
             want_writable: false,
-            burst_budget: 4,
             adv_peer_ack: 0,
             forward_tsn_pending: false,
             low_threshold: 0,
@@ -143,6 +145,7 @@ impl SendQueue {
         self.cum_ack = initial_tsn.wrapping_sub(1);
         self.adv_peer_ack = self.cum_ack;
         self.peer_rwnd = peer_rwnd;
+        self.peer_rwnd_initial = peer_rwnd;
         self.low_threshold = low;
         // Messages queued before the handshake on streams the peer refused are dropped
         // from the buffer accounting with their stream.
@@ -299,6 +302,7 @@ impl SendQueue {
                 misses: 0,
                 fast_retransmitted: false,
                 abandoned: false,
+                nr_acked: false,
                 expires: m.expires,
             };
             self.queued_bytes -= len;
@@ -348,6 +352,25 @@ fn leave_flight(s: &mut Sent, paths: &mut [crate::path::Path], rtx_pending: &mut
         s.retransmit = false;
         *rtx_pending -= 1;
     }
+}
+
+/// Moves a chunk (not in flight) to the path it will be retransmitted on, carrying its
+/// share of the buffers along (buffer splitting).
+fn retarget(s: &mut Sent, to: PathId, paths: &mut [crate::path::Path]) {
+    if s.path != to {
+        let len = s.data.len();
+        let from = &mut paths[s.path.0 as usize];
+        from.buffered = from.buffered.saturating_sub(len);
+        paths[to.0 as usize].buffered += len;
+        s.path = to;
+    }
+}
+
+/// The chunk left the send buffer (acknowledged for good or abandoned): its path's share
+/// shrinks.
+fn leave_buffer(s: &Sent, paths: &mut [crate::path::Path]) {
+    let p = &mut paths[s.path.0 as usize];
+    p.buffered = p.buffered.saturating_sub(s.data.len());
 }
 
 /// Bytes a DATA chunk with `len` bytes of user data takes in a packet.
@@ -400,17 +423,139 @@ impl Association {
         )
     }
 
+    /// A SACK or T3 opens a new burst on every path (RFC 9260 §6.1: Max.Burst).
+    pub(super) fn reset_burst(&mut self) {
+        let b = self.cfg.max_burst;
+        for p in &mut self.paths {
+            p.burst_budget = b;
+        }
+    }
+
+    /// Whether a chunk marked for retransmission is waiting for `path`.
+    pub(super) fn rtx_waiting_on(&self, path: PathId) -> bool {
+        if self.tx.rtx_pending == 0 {
+            return false;
+        }
+        self.paths.len() == 1
+            || self
+                .tx
+                .outstanding
+                .iter()
+                .any(|s| s.retransmit && s.path == path)
+    }
+
+    /// Whether `path` may carry DATA now: active, or — when no path is active — the
+    /// failed path with the fewest errors (RFC 7829 §5.1; a lone path is always used).
+    pub(super) fn usable_for_data(&self, path: PathId) -> bool {
+        let p = &self.paths[path.0 as usize];
+        match p.state {
+            PathState::Active => true,
+            PathState::Unconfirmed => false,
+            PathState::PotentiallyFailed | PathState::Inactive => {
+                !self.paths.iter().any(|q| q.state == PathState::Active)
+                    && self.least_failed_path() == path
+            }
+        }
+    }
+
+    /// Among confirmed paths, the one with the fewest errors (the primary on a tie).
+    fn least_failed_path(&self) -> PathId {
+        let mut best = self.primary;
+        let mut errors = self.paths[best.0 as usize].error_count;
+        for p in &self.paths {
+            if p.state != PathState::Unconfirmed && p.error_count < errors {
+                best = p.id;
+                errors = p.error_count;
+            }
+        }
+        best
+    }
+
+    /// Where new data goes without CMT: the primary, or the first active alternate while
+    /// the primary is not usable (failover, RFC 9260 §6.4.1).
+    pub(super) fn single_data_path(&self) -> PathId {
+        if self.usable_for_data(self.primary) {
+            return self.primary;
+        }
+        self.paths
+            .iter()
+            .find(|p| p.state == PathState::Active)
+            .map_or_else(|| self.least_failed_path(), |p| p.id)
+    }
+
+    /// The path a chunk lost on `from` is retransmitted on (the configured policy;
+    /// Iyengar et al. §4.3, RFC 9260 §6.4).
+    pub(super) fn rtx_path(&self, from: PathId) -> PathId {
+        use crate::config::RtxPolicy;
+        if self.paths.len() == 1 || self.cfg.rtx_policy == RtxPolicy::Same {
+            return from;
+        }
+        let candidates = || self.paths.iter().filter(|p| self.usable_for_data(p.id));
+        let score = |p: &crate::path::Path| -> f64 {
+            match self.cfg.rtx_policy {
+                RtxPolicy::Same => 0.0,
+                RtxPolicy::Asap => p.cc.cwnd.saturating_sub(p.flight_size) as f64,
+                RtxPolicy::Cwnd => p.cc.cwnd as f64,
+                RtxPolicy::Ssthresh => p.cc.ssthresh as f64,
+                RtxPolicy::Lossrate => {
+                    let sent = p.stats.data_chunks_sent + p.stats.retransmissions;
+                    -((p.stats.retransmissions + 1) as f64 / (sent + 1) as f64)
+                }
+            }
+        };
+        let mut best: Option<(f64, PathId)> = None;
+        for p in candidates() {
+            let sc = score(p);
+            // Ties go to an alternate path, as RFC 9260 §6.4 suggests for retransmissions.
+            let better = match best {
+                None => true,
+                Some((b, id)) => sc > b || (sc == b && id == from && p.id != from),
+            };
+            if better {
+                best = Some((sc, p.id));
+            }
+        }
+        best.map_or(from, |(_, id)| id)
+    }
+
     /// Whether `poll_transmit` has DATA it could put on `path` now.
     pub(super) fn has_data_to_send(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
-        if self.tx.rtx_pending > 0 && (p.flight_size < p.cc.cwnd || p.fast_rtx_packet_allowed) {
+        let rtx_here = self.rtx_waiting_on(path);
+        if rtx_here && (p.flight_size < p.cc.cwnd || p.fast_rtx_packet_allowed) {
             return true;
         }
-        self.may_send_new_data()
+        !rtx_here
+            && self.may_send_new_data()
             && self.tx.has_unsent()
-            && self.tx.burst_budget > 0
+            && p.burst_budget > 0
             && p.flight_size < p.cc.cwnd
+            && self.usable_for_data(path)
+            && (self.cfg.cmt || path == self.single_data_path())
+            && self.buffer_split_allows(path)
             && self.tx.peek_len(path, &self.views).is_some()
+    }
+
+    /// Buffer splitting (Dreibholz et al., GLOBECOM 2010): a path may hold at most 1/n of
+    /// the send buffer and of the peer's receive window.
+    fn buffer_split_allows(&self, path: PathId) -> bool {
+        use crate::config::BufferSplitting;
+        let split = self.cfg.buffer_splitting;
+        if split == BufferSplitting::None || !self.cfg.cmt {
+            return true;
+        }
+        let n = self
+            .paths
+            .iter()
+            .filter(|p| p.state == PathState::Active)
+            .count()
+            .max(1);
+        let held = self.paths[path.0 as usize].buffered;
+        let send_ok = !matches!(split, BufferSplitting::Send | BufferSplitting::Both)
+            || held < self.cfg.send_buffer / n;
+        let recv_ok = !matches!(split, BufferSplitting::Receive | BufferSplitting::Both)
+            || held < self.tx.peer_rwnd_initial / n;
+        send_ok && recv_ok
     }
 
     /// Appends DATA chunks (retransmissions first) to the packet being built on `path`,
@@ -426,15 +571,19 @@ impl Association {
         let mut new_data = false;
         let pi = path.0 as usize;
         // Retransmissions have priority (RFC 9260 §6.1 rule C, §7.2.4 step 3).
+        let multi = self.paths.len() > 1;
+        let mut rtx_left = false;
         if self.tx.rtx_pending > 0 {
             let fast_allowed = self.paths[pi].fast_rtx_packet_allowed;
             let mut i = 0;
             while i < self.tx.outstanding.len() && self.tx.rtx_pending > 0 {
                 let s = &self.tx.outstanding[i];
-                if !s.retransmit {
+                // Each retransmission waits for the path its policy chose (`s.path`).
+                if !s.retransmit || (multi && s.path != path) {
                     i += 1;
                     continue;
                 }
+                rtx_left = true;
                 let p = &self.paths[pi];
                 if p.flight_size >= p.cc.cwnd && !fast_allowed {
                     break;
@@ -448,7 +597,9 @@ impl Association {
                     i += 1;
                     continue;
                 }
+                rtx_left = false;
                 let s = &mut self.tx.outstanding[i];
+                retarget(s, path, &mut self.paths);
                 s.retransmit = false;
                 s.in_flight = true;
                 s.tx_count = s.tx_count.saturating_add(1);
@@ -470,15 +621,25 @@ impl Association {
                 i += 1;
             }
             self.paths[pi].fast_rtx_packet_allowed = false;
+            if multi && !rtx_left {
+                rtx_left = self.rtx_waiting_on(path);
+            } else if !multi {
+                rtx_left = self.tx.rtx_pending > 0;
+            }
         }
-        // New data: cwnd, rwnd and Max.Burst permitting, and no retransmission waiting.
-        if self.tx.rtx_pending == 0 && self.may_send_new_data() && self.tx.burst_budget > 0 {
+        // New data: cwnd, rwnd and Max.Burst permitting, and no retransmission waiting here.
+        if !rtx_left
+            && self.may_send_new_data()
+            && self.paths[pi].burst_budget > 0
+            && self.usable_for_data(path)
+            && (self.cfg.cmt || path == self.single_data_path())
+        {
             let max_payload = self.paths[pi].mtu
                 - braid_wire::COMMON_HEADER_LEN
                 - braid_wire::chunk::DATA_HEADER_LEN;
             while let Some(next) = self.tx.peek_len(path, &self.views) {
                 let p = &self.paths[pi];
-                if p.flight_size >= p.cc.cwnd {
+                if p.flight_size >= p.cc.cwnd || !self.buffer_split_allows(path) {
                     break;
                 }
                 let mut cut = max_payload;
@@ -512,6 +673,7 @@ impl Association {
                 self.tx.peer_rwnd = self.tx.peer_rwnd.saturating_sub(len);
                 let p = &mut self.paths[pi];
                 p.flight_size += len;
+                p.buffered += len;
                 p.stats.data_chunks_sent += 1;
                 if p.rtt_probe.is_none() {
                     p.rtt_probe = Some((sent.tsn, now));
@@ -525,7 +687,8 @@ impl Association {
             }
         }
         if new_data {
-            self.tx.burst_budget = self.tx.burst_budget.saturating_sub(1);
+            let p = &mut self.paths[pi];
+            p.burst_budget = p.burst_budget.saturating_sub(1);
             self.tx.sched.on_packet_end();
         }
         if wrote {
@@ -543,8 +706,17 @@ impl Association {
         wrote
     }
 
-    /// Processes the acknowledgement part of a SACK or NR-SACK (RFC 9260 §6.2.1, §7.2).
-    pub(super) fn on_sack(&mut self, now: Instant, cum: u32, a_rwnd: u32, gaps: &[GapAckBlock]) {
+    /// Processes the acknowledgement part of a SACK or NR-SACK (RFC 9260 §6.2.1, §7.2;
+    /// CMT's SFR and CUC, Iyengar et al. §3; NR-SACK, Natarajan et al.). `nr_gaps` are
+    /// the non-renegable blocks: those chunks leave the send buffer at once.
+    pub(super) fn on_sack(
+        &mut self,
+        now: Instant,
+        cum: u32,
+        a_rwnd: u32,
+        gaps: &[GapAckBlock],
+        nr_gaps: &[GapAckBlock],
+    ) {
         if tsn_lt(cum, self.tx.cum_ack) {
             // Stale SACK, out of order (§6.2.1 D i).
             return;
@@ -555,11 +727,14 @@ impl Association {
         }
         self.sack_since_t3 = true;
         let npaths = self.paths.len();
+        let cmt = self.cfg.cmt && npaths > 1;
         let (mut flight_before, mut acked_on) = std::mem::take(&mut self.scratch);
         flight_before.clear();
         flight_before.extend(self.paths.iter().map(|p| p.flight_size));
         acked_on.clear();
         acked_on.resize(npaths, 0);
+        // CUC: each path's pseudo-cumulative ack is its lowest unacknowledged TSN.
+        let pseudo_before = if cmt { self.lowest_unacked_per_path() } else { Vec::new() };
         let cum_advanced = cum != self.tx.cum_ack;
         let mut events = std::mem::take(&mut self.events);
         // Cumulative part.
@@ -578,6 +753,9 @@ impl Association {
             } else {
                 self.tx.gap_acked -= 1;
             }
+            if s.nr_acked {
+                continue; // Already freed by an NR-SACK.
+            }
             if s.in_flight {
                 let p = &mut self.paths[s.path.0 as usize];
                 p.flight_size = p.flight_size.saturating_sub(len);
@@ -585,6 +763,7 @@ impl Association {
             if s.retransmit {
                 self.tx.rtx_pending -= 1;
             }
+            leave_buffer(&s, &mut self.paths);
             self.tx.outstanding_bytes -= len;
             self.stats.bytes_acked += len as u64;
             self.tx.release(s.stream, len, &mut events);
@@ -594,17 +773,28 @@ impl Association {
         }
         // Gap blocks, reneging and miss indications in one pass (§6.2.1, §7.2.4).
         if !gaps.is_empty() || self.tx.gap_acked > 0 {
-            self.process_gaps(now, gaps, &mut acked_on, cum_advanced);
+            self.process_gaps(now, gaps, &mut acked_on, cum_advanced, cmt, &mut events);
         }
+        if !nr_gaps.is_empty() {
+            self.free_nr_acked(nr_gaps, &mut events);
+        }
+        let pseudo_after = if cmt { self.lowest_unacked_per_path() } else { Vec::new() };
         let flight: usize = self.paths.iter().map(|p| p.flight_size).sum();
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
         // Congestion control and timers per path.
+        let cuc = cmt && self.cfg.cmt_cuc;
         for i in 0..npaths {
             let rto = self.paths[i].rtt.rto();
+            // CUC: a path's window moves when its own earliest outstanding TSN is acked.
+            let advanced = if cmt {
+                pseudo_before[i] != pseudo_after[i] && pseudo_before[i].is_some()
+            } else {
+                cum_advanced
+            };
             let p = &mut self.paths[i];
             if acked_on[i] > 0 {
                 p.error_count = 0;
-                if p.state != PathState::Active {
+                if p.state != PathState::Active && p.state != PathState::Unconfirmed {
                     p.state = PathState::Active;
                     events.push_back(Event::PathState {
                         path: p.id,
@@ -612,10 +802,16 @@ impl Association {
                     });
                 }
                 if let Some(exit) = p.fast_recovery_exit {
-                    if tsn_ge(cum, exit) {
+                    // Per-path fast recovery ends once the path's data up to `exit` is in.
+                    let done = if cmt {
+                        pseudo_after[i].is_none_or(|lo| tsn_gt(lo, exit))
+                    } else {
+                        tsn_ge(cum, exit)
+                    };
+                    if done {
                         p.fast_recovery_exit = None;
                     }
-                } else if cum_advanced {
+                } else if (cuc && advanced) || (!cuc && cum_advanced) {
                     p.cc.on_ack(acked_on[i], flight_before[i]);
                 }
             }
@@ -630,7 +826,7 @@ impl Association {
                 if p.flight_size == 0 {
                     p.cc.on_all_acked();
                 }
-            } else if cum_advanced && acked_on[i] > 0 {
+            } else if advanced && acked_on[i] > 0 {
                 // R3: the earliest outstanding TSN was acknowledged: restart T3.
                 p.t3_rtx = Some(now + rto);
             }
@@ -638,7 +834,7 @@ impl Association {
         if acked_on.iter().any(|&b| b > 0) {
             self.error_count = 0;
         }
-        self.tx.burst_budget = self.cfg.max_burst;
+        self.reset_burst();
         if self.features.pr_sctp {
             self.advance_peer_ack_point();
         }
@@ -651,18 +847,76 @@ impl Association {
         self.try_progress_shutdown(now);
     }
 
+    /// Each path's lowest TSN neither acknowledged nor abandoned (CUC's pseudo-cumack).
+    fn lowest_unacked_per_path(&self) -> Vec<Option<u32>> {
+        let mut v = vec![None; self.paths.len()];
+        let mut left = self.paths.len();
+        for s in &self.tx.outstanding {
+            if left == 0 {
+                break;
+            }
+            if s.acked || s.abandoned || s.nr_acked {
+                continue;
+            }
+            let e = &mut v[s.path.0 as usize];
+            if e.is_none() {
+                *e = Some(s.tsn);
+                left -= 1;
+            }
+        }
+        v
+    }
+
+    /// NR gap blocks: the receiver will never renege on these chunks, so they leave the
+    /// send buffer now instead of at the cumulative ack (Natarajan et al., NR-SACK).
+    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], events: &mut VecDeque<Event>) {
+        let mut bi = 0usize;
+        for i in 0..self.tx.outstanding.len() {
+            let off = i + 1;
+            while bi < nr_gaps.len() && (nr_gaps[bi].end as usize) < off {
+                bi += 1;
+            }
+            if bi >= nr_gaps.len() {
+                break;
+            }
+            if (nr_gaps[bi].start as usize) > off {
+                continue;
+            }
+            let s = &mut self.tx.outstanding[i];
+            if s.abandoned || s.nr_acked || !s.acked {
+                continue;
+            }
+            s.nr_acked = true;
+            let len = s.data.len();
+            leave_buffer(s, &mut self.paths);
+            self.tx.outstanding_bytes -= len;
+            self.stats.bytes_acked += len as u64;
+            let stream = s.stream;
+            // The payload is not needed any more: free it now.
+            s.data = s.data.slice(0..0);
+            self.tx.release(stream, len, events);
+        }
+    }
+
     fn process_gaps(
         &mut self,
         now: Instant,
         gaps: &[GapAckBlock],
         acked_on: &mut [usize],
         cum_advanced: bool,
+        cmt: bool,
+        _events: &mut VecDeque<Event>,
     ) {
-        let base = self.tx.cum_ack;
         // Highest TSN newly acknowledged by this SACK (HTNA, RFC 9260 §7.2.4 step 1) and the
-        // highest acknowledged at all.
+        // highest acknowledged at all; with SFR, per path (Iyengar et al. §3.1).
         let mut htna: Option<u32> = None;
         let mut highest_acked: Option<u32> = None;
+        let sfr = cmt && self.cfg.cmt_sfr;
+        let mut htna_on: Vec<Option<u32>> = if sfr {
+            vec![None; self.paths.len()]
+        } else {
+            Vec::new()
+        };
         let mut bi = 0usize;
         for i in 0..self.tx.outstanding.len() {
             let off = i + 1;
@@ -672,7 +926,7 @@ impl Association {
             let in_block =
                 bi < gaps.len() && (gaps[bi].start as usize) <= off && off <= gaps[bi].end as usize;
             let s = &mut self.tx.outstanding[i];
-            if s.abandoned {
+            if s.abandoned || s.nr_acked {
                 continue;
             }
             if in_block {
@@ -681,6 +935,9 @@ impl Association {
                     s.acked = true;
                     self.tx.gap_acked += 1;
                     htna = Some(s.tsn);
+                    if sfr {
+                        htna_on[s.path.0 as usize] = Some(s.tsn);
+                    }
                     let len = s.data.len();
                     acked_on[s.path.0 as usize] += len;
                     leave_flight(s, &mut self.paths, &mut self.tx.rtx_pending);
@@ -698,7 +955,6 @@ impl Association {
                 }
             }
         }
-        let _ = base;
         // Miss indications: every unacknowledged TSN below the limit gets one (§7.2.4).
         let limit = if cum_advanced && self.paths.iter().any(|p| p.fast_recovery_exit.is_some()) {
             highest_acked
@@ -706,12 +962,17 @@ impl Association {
             htna
         };
         let Some(limit) = limit else { return };
+        let mut lost: Vec<(usize, PathId)> = Vec::new();
         for i in 0..self.tx.outstanding.len() {
             let s = &mut self.tx.outstanding[i];
             if !tsn_lt(s.tsn, limit) {
                 break;
             }
-            if s.acked || s.abandoned || s.retransmit || !s.in_flight {
+            if s.acked || s.abandoned || s.retransmit || !s.in_flight || s.nr_acked {
+                continue;
+            }
+            // SFR: only a later TSN acknowledged on the same path says this one is missing.
+            if sfr && !htna_on[s.path.0 as usize].is_some_and(|h| tsn_lt(s.tsn, h)) {
                 continue;
             }
             s.misses = s.misses.saturating_add(1);
@@ -727,12 +988,30 @@ impl Association {
                 p.flight_size = p.flight_size.saturating_sub(len);
                 p.stats.fast_retransmissions += 1;
                 if p.fast_recovery_exit.is_none() {
-                    // Enter fast recovery: one cwnd reduction per window (§7.2.4 step 2).
+                    // Enter fast recovery: one cwnd reduction per window (§7.2.4 step 2);
+                    // under CMT the window is the path's own data.
                     p.cc.on_fast_retransmit();
-                    p.fast_recovery_exit = Some(next_tsn.wrapping_sub(1));
+                    let exit = if cmt {
+                        self.tx
+                            .outstanding
+                            .iter()
+                            .rev()
+                            .find(|o| o.path.0 as usize == pid)
+                            .map_or(next_tsn.wrapping_sub(1), |o| o.tsn)
+                    } else {
+                        next_tsn.wrapping_sub(1)
+                    };
+                    self.paths[pid].fast_recovery_exit = Some(exit);
                 }
-                p.fast_rtx_packet_allowed = true;
+                lost.push((i, PathId(pid as u16)));
             }
+        }
+        // Where each fast retransmission goes (rtx policy); it may leave regardless of
+        // cwnd in one packet (§7.2.4 step 3).
+        for (i, from) in lost {
+            let to = self.rtx_path(from);
+            retarget(&mut self.tx.outstanding[i], to, &mut self.paths);
+            self.paths[to.0 as usize].fast_rtx_packet_allowed = true;
         }
     }
 
@@ -766,6 +1045,7 @@ impl Association {
         p.fast_recovery_exit = None;
         p.rtt_probe = None;
         let mut marked = 0usize;
+        let target = self.rtx_path(path);
         for s in self.tx.outstanding.iter_mut() {
             if s.path == path && s.in_flight && !s.acked && !s.abandoned {
                 s.in_flight = false;
@@ -778,6 +1058,15 @@ impl Association {
         }
         let p = &mut self.paths[pi];
         p.flight_size = p.flight_size.saturating_sub(marked);
+        if target != path {
+            // RFC 9260 §6.4.1 / CMT rtx policy: the marked chunks go out on `target`.
+            let paths = &mut self.paths;
+            for s in self.tx.outstanding.iter_mut() {
+                if s.path == path && s.retransmit {
+                    retarget(s, target, paths);
+                }
+            }
+        }
         if self.features.pr_sctp {
             self.abandon_expired(now);
             self.advance_peer_ack_point();
@@ -785,7 +1074,7 @@ impl Association {
         // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
         let probing = self.tx.peer_rwnd == 0 && self.sack_since_t3;
         self.sack_since_t3 = false;
-        self.tx.burst_budget = self.cfg.max_burst;
+        self.reset_burst();
         if !probing {
             self.count_error(now, path);
         }
@@ -794,14 +1083,32 @@ impl Association {
     /// One more consecutive error on `path` and on the association (RFC 9260 §8.1, §8.2).
     pub(super) fn count_error(&mut self, now: Instant, path: PathId) {
         let max_path = self.cfg.path_max_retrans;
+        let pfmr = self.cfg.pf_max_retrans;
+        let multi = self.paths.len() > 1;
         let p = &mut self.paths[path.0 as usize];
         p.error_count += 1;
-        if p.error_count > max_path && p.state == PathState::Active {
-            p.state = PathState::Inactive;
-            self.events.push_back(Event::PathState {
-                path,
-                state: PathState::Inactive,
-            });
+        let next = match p.state {
+            PathState::Active | PathState::PotentiallyFailed if p.error_count > max_path => {
+                Some(PathState::Inactive)
+            }
+            // RFC 7829 §5.1: past PFMR errors the path is avoided but still probed.
+            PathState::Active if multi && pfmr.is_some_and(|m| p.error_count > m) => {
+                Some(PathState::PotentiallyFailed)
+            }
+            PathState::Unconfirmed if p.error_count > max_path => Some(PathState::Inactive),
+            _ => None,
+        };
+        let unconfirmed = p.state == PathState::Unconfirmed;
+        if let Some(state) = next {
+            p.state = state;
+            self.events.push_back(Event::PathState { path, state });
+            if state == PathState::PotentiallyFailed {
+                self.schedule_heartbeat(now, path);
+            }
+        }
+        if unconfirmed {
+            // Probes of an address never confirmed do not count against the association.
+            return;
         }
         self.error_count += 1;
         if self.error_count > self.cfg.association_max_retrans {
@@ -832,9 +1139,13 @@ impl Association {
             if s.stream != stream || s.ssn != ssn || s.unordered != unordered || s.abandoned {
                 continue;
             }
+            if s.nr_acked {
+                continue;
+            }
             s.abandoned = true;
             let len = s.data.len();
             leave_flight(s, &mut self.paths, &mut self.tx.rtx_pending);
+            leave_buffer(s, &mut self.paths);
             if s.acked {
                 s.acked = false;
                 self.tx.gap_acked -= 1;

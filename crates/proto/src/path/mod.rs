@@ -15,13 +15,37 @@ use rto::RttEstimator;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct PathId(pub u16);
 
-/// Reachability of a path (RFC 9260 §8.2).
+/// Reachability of a path (RFC 9260 §5.4, §8.2; RFC 7829).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathState {
     /// Usable.
     Active,
+    /// A peer address learned from INIT/INIT-ACK, not yet confirmed by a HEARTBEAT-ACK
+    /// (RFC 9260 §5.4): carries heartbeats only.
+    Unconfirmed,
+    /// More than PFMR consecutive errors (RFC 7829 §5.1): avoided for data while another
+    /// path is active; heartbeats probe it every RTO.
+    PotentiallyFailed,
     /// Path.Max.Retrans consecutive errors: not used until a heartbeat gets through.
     Inactive,
+}
+
+impl PathState {
+    /// Lower-case name, for logs and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Unconfirmed => "unconfirmed",
+            Self::PotentiallyFailed => "pf",
+            Self::Inactive => "inactive",
+        }
+    }
+}
+
+impl std::fmt::Display for PathState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Bytes of IP (and UDP) headers in front of the SCTP packet on a path.
@@ -111,6 +135,11 @@ pub(crate) struct Path {
     pub(crate) fast_rtx_packet_allowed: bool,
     /// TSN and send time of the chunk timing this round trip (one sample per RTT, §6.3.1).
     pub(crate) rtt_probe: Option<(u32, Instant)>,
+    /// Bytes of user data last sent on this path and not yet cumulatively acknowledged,
+    /// NR-acknowledged or abandoned (buffer splitting).
+    pub(crate) buffered: usize,
+    /// Packets with new data still allowed in this burst (Max.Burst, RFC 9260 §6.1).
+    pub(crate) burst_budget: u32,
     pub(crate) stats: PathStats,
 }
 
@@ -143,6 +172,8 @@ impl Path {
             fast_recovery_exit: None,
             fast_rtx_packet_allowed: false,
             rtt_probe: None,
+            buffered: 0,
+            burst_budget: cfg.max_burst,
             stats: PathStats::default(),
         }
     }
