@@ -154,6 +154,8 @@ pub struct Association {
     local_addrs: Vec<SocketAddr>,
     /// Paths were added: the endpoint must learn the new peer addresses.
     paths_added: bool,
+    /// Per-path views for the coupled congestion controllers, reused across SACKs.
+    cc_scratch: Vec<crate::cc::CcPathView>,
     /// Path of the next data packet under CMT (round-robin over usable paths).
     cmt_cursor: usize,
     /// Path the last DATA arrived on: a lone SACK goes back there (RFC 9260 §6.4).
@@ -214,6 +216,7 @@ impl Association {
             local_addrs: Vec::new(),
             paths_added: false,
             cmt_cursor: 0,
+            cc_scratch: Vec::new(),
             last_data_path: PathId(0),
         }
     }
@@ -491,6 +494,13 @@ impl Association {
             p.state = crate::path::PathState::Unconfirmed;
             self.paths.push(p);
             self.paths_added = true;
+        }
+        if self.cfg.cc != crate::CongestionControl::Reno {
+            // CMT/RP shares the initial window among the paths (cc::coupled).
+            let n = self.paths.len();
+            for p in &mut self.paths {
+                p.cc = crate::cc::Reno::new_coupled(self.cfg.cc, p.mtu, rwnd.max(1), n);
+            }
         }
     }
 

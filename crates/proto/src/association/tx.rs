@@ -10,6 +10,7 @@ use braid_wire::{Chunk, ErrorCause};
 use bytes::Bytes;
 
 use super::{Association, State};
+use crate::cc::{CcPathView, CongestionControl};
 use crate::event::{CloseReason, Event};
 use crate::path::{PathId, PathState};
 use crate::sched::{PathView, Scheduler, SchedulerKind};
@@ -373,6 +374,16 @@ fn leave_buffer(s: &Sent, paths: &mut [crate::path::Path]) {
     p.buffered = p.buffered.saturating_sub(s.data.len());
 }
 
+/// What the coupled congestion controllers see of every path (RFC 6356, CMT/RP): only
+/// confirmed, usable paths share the totals.
+fn cc_views(paths: &[crate::path::Path], out: &mut Vec<CcPathView>) {
+    out.clear();
+    out.extend(paths.iter().map(|q| CcPathView {
+        coupled: matches!(q.state, PathState::Active | PathState::PotentiallyFailed),
+        ..q.cc.view(q.rtt.srtt())
+    }));
+}
+
 /// Bytes a DATA chunk with `len` bytes of user data takes in a packet.
 fn data_chunk_size(len: usize) -> usize {
     (braid_wire::chunk::DATA_HEADER_LEN + len + 3) & !3
@@ -734,7 +745,11 @@ impl Association {
         acked_on.clear();
         acked_on.resize(npaths, 0);
         // CUC: each path's pseudo-cumulative ack is its lowest unacknowledged TSN.
-        let pseudo_before = if cmt { self.lowest_unacked_per_path() } else { Vec::new() };
+        let pseudo_before = if cmt {
+            self.lowest_unacked_per_path()
+        } else {
+            Vec::new()
+        };
         let cum_advanced = cum != self.tx.cum_ack;
         let mut events = std::mem::take(&mut self.events);
         // Cumulative part.
@@ -778,11 +793,20 @@ impl Association {
         if !nr_gaps.is_empty() {
             self.free_nr_acked(nr_gaps, &mut events);
         }
-        let pseudo_after = if cmt { self.lowest_unacked_per_path() } else { Vec::new() };
+        let pseudo_after = if cmt {
+            self.lowest_unacked_per_path()
+        } else {
+            Vec::new()
+        };
         let flight: usize = self.paths.iter().map(|p| p.flight_size).sum();
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
         // Congestion control and timers per path.
         let cuc = cmt && self.cfg.cmt_cuc;
+        let algo = self.cfg.cc;
+        let mut views = std::mem::take(&mut self.cc_scratch);
+        if algo != CongestionControl::Reno {
+            cc_views(&self.paths, &mut views);
+        }
         for i in 0..npaths {
             let rto = self.paths[i].rtt.rto();
             // CUC: a path's window moves when its own earliest outstanding TSN is acked.
@@ -812,7 +836,11 @@ impl Association {
                         p.fast_recovery_exit = None;
                     }
                 } else if (cuc && advanced) || (!cuc && cum_advanced) {
-                    p.cc.on_ack(acked_on[i], flight_before[i]);
+                    if algo == CongestionControl::Reno {
+                        p.cc.on_ack(acked_on[i], flight_before[i]);
+                    } else {
+                        p.cc.on_ack_coupled(algo, &views, i, acked_on[i], flight_before[i]);
+                    }
                 }
             }
             let has_outstanding_here = p.flight_size > 0
@@ -842,6 +870,7 @@ impl Association {
             self.tx.want_writable = false;
             events.push_back(Event::Writable);
         }
+        self.cc_scratch = views;
         self.events = events;
         self.scratch = (flight_before, acked_on);
         self.try_progress_shutdown(now);
@@ -984,13 +1013,21 @@ impl Association {
                 let len = s.data.len();
                 let pid = s.path.0 as usize;
                 let next_tsn = self.tx.next_tsn;
+                let algo = self.cfg.cc;
+                if algo != CongestionControl::Reno {
+                    cc_views(&self.paths, &mut self.cc_scratch);
+                }
                 let p = &mut self.paths[pid];
                 p.flight_size = p.flight_size.saturating_sub(len);
                 p.stats.fast_retransmissions += 1;
                 if p.fast_recovery_exit.is_none() {
                     // Enter fast recovery: one cwnd reduction per window (§7.2.4 step 2);
                     // under CMT the window is the path's own data.
-                    p.cc.on_fast_retransmit();
+                    if algo == CongestionControl::Reno {
+                        p.cc.on_fast_retransmit();
+                    } else {
+                        p.cc.on_fast_retransmit_coupled(algo, &self.cc_scratch, pid);
+                    }
                     let exit = if cmt {
                         self.tx
                             .outstanding
@@ -1037,10 +1074,18 @@ impl Association {
     /// T3-rtx expired on `path` (RFC 9260 §6.3.3).
     pub(super) fn on_t3_expiry(&mut self, now: Instant, path: PathId) {
         let pi = path.0 as usize;
+        let algo = self.cfg.cc;
+        if algo != CongestionControl::Reno {
+            cc_views(&self.paths, &mut self.cc_scratch);
+        }
         let p = &mut self.paths[pi];
         p.t3_rtx = None;
         p.stats.timeouts += 1;
-        p.cc.on_timeout();
+        if algo == CongestionControl::Reno {
+            p.cc.on_timeout();
+        } else {
+            p.cc.on_timeout_coupled(algo, &self.cc_scratch, pi);
+        }
         p.rtt.backoff();
         p.fast_recovery_exit = None;
         p.rtt_probe = None;

@@ -1,5 +1,14 @@
 //! The congestion control of RFC 9260 §7.2: slow start, congestion avoidance with
 //! partial_bytes_acked, fast-retransmit and timeout reactions, idle decay.
+//!
+//! The `*_coupled` methods run the same state machine with the amounts of a coupled variant
+//! ([`super::coupled`]); with [`CongestionControl::Reno`] or a single path they equal the
+//! uncoupled methods.
+
+use std::time::Duration;
+
+use super::CongestionControl;
+use super::coupled::{self, CcPathView};
 
 /// cwnd, ssthresh and partial_bytes_acked of one path, in bytes.
 #[derive(Debug, Clone)]
@@ -23,6 +32,93 @@ impl Reno {
             partial_bytes_acked: 0,
             mtu,
         }
+    }
+
+    /// Like [`Reno::new`], with the initial cwnd of one of `npaths` paths under `algo`
+    /// (CMT/RP splits RFC 9260's initial window among the paths).
+    pub(crate) fn new_coupled(
+        algo: CongestionControl,
+        mtu: usize,
+        peer_rwnd: usize,
+        npaths: usize,
+    ) -> Self {
+        Self {
+            cwnd: coupled::initial_cwnd(algo, mtu, npaths),
+            ..Self::new(mtu, peer_rwnd)
+        }
+    }
+
+    /// This controller as the coupled rules see it, counted in the group; `srtt` is the
+    /// path's smoothed RTT.
+    pub(crate) fn view(&self, srtt: Option<Duration>) -> CcPathView {
+        CcPathView {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            mtu: self.mtu,
+            srtt,
+            coupled: true,
+        }
+    }
+
+    /// [`Reno::on_ack`] with the increase of `algo`: `paths` is a view of every coupled path
+    /// taken before this SACK's updates and `paths[i]` is this one.
+    pub(crate) fn on_ack_coupled(
+        &mut self,
+        algo: CongestionControl,
+        paths: &[CcPathView],
+        i: usize,
+        bytes_acked: usize,
+        flight_before: usize,
+    ) {
+        self.check_view(paths, i);
+        if self.cwnd <= self.ssthresh {
+            // Slow start gates as in §7.2.1; the amount is the variant's.
+            if flight_before >= self.cwnd {
+                self.cwnd += coupled::increase_slow_start(algo, paths, i, bytes_acked);
+            }
+        } else {
+            // Congestion avoidance gates as in §7.2.2; the amount is the variant's.
+            self.partial_bytes_acked += bytes_acked;
+            if self.partial_bytes_acked >= self.cwnd && flight_before >= self.cwnd {
+                self.partial_bytes_acked -= self.cwnd;
+                self.cwnd += coupled::increase_ca(algo, paths, i);
+            }
+        }
+    }
+
+    /// [`Reno::on_fast_retransmit`] with the decrease of `algo` (`paths[i]` is this path).
+    pub(crate) fn on_fast_retransmit_coupled(
+        &mut self,
+        algo: CongestionControl,
+        paths: &[CcPathView],
+        i: usize,
+    ) {
+        self.check_view(paths, i);
+        self.ssthresh = coupled::ssthresh_after_loss(algo, paths, i);
+        self.cwnd = self.ssthresh;
+        self.partial_bytes_acked = 0;
+    }
+
+    /// [`Reno::on_timeout`] with the decrease of `algo` (`paths[i]` is this path).
+    pub(crate) fn on_timeout_coupled(
+        &mut self,
+        algo: CongestionControl,
+        paths: &[CcPathView],
+        i: usize,
+    ) {
+        self.check_view(paths, i);
+        self.ssthresh = coupled::ssthresh_after_loss(algo, paths, i);
+        self.cwnd = self.mtu;
+        self.partial_bytes_acked = 0;
+    }
+
+    /// Catches a view slice taken at the wrong time or indexed with the wrong path.
+    fn check_view(&self, paths: &[CcPathView], i: usize) {
+        debug_assert_eq!(
+            (paths[i].cwnd, paths[i].ssthresh, paths[i].mtu),
+            (self.cwnd, self.ssthresh, self.mtu),
+            "paths[{i}] is not this path's current view"
+        );
     }
 
     /// New data cumulatively acknowledged outside fast recovery (RFC 9260 §7.2.1, §7.2.2).
