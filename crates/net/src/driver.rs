@@ -69,6 +69,12 @@ pub(crate) enum Cmd {
     Close {
         reply: Option<oneshot::Sender<()>>,
     },
+    /// Fault injection: drop every datagram between these two IPs (both ways) or stop.
+    Blackhole {
+        local: std::net::IpAddr,
+        remote: std::net::IpAddr,
+        on: bool,
+    },
 }
 
 /// A `send` waiting for room in the send buffer.
@@ -137,6 +143,8 @@ pub(crate) struct Driver {
     incoming: VecDeque<AssocId>,
     pcap: Option<PcapWriter<Box<dyn Write + Send>>>,
     closing: Option<Vec<oneshot::Sender<()>>>,
+    /// Fault injection: (local IP, remote IP) pairs whose datagrams are dropped.
+    blackholes: Vec<(std::net::IpAddr, std::net::IpAddr)>,
     rx: RecvBufs,
     /// Datagrams (GSO batches) waiting to be sent.
     out: Vec<OutBatch>,
@@ -200,7 +208,9 @@ impl Driver {
         }
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| io::Error::other(e.to_string()))?;
-        let ep = braid_proto::Endpoint::new(cfg.clone(), u64::from_le_bytes(seed));
+        let mut ep = braid_proto::Endpoint::new(cfg.clone(), u64::from_le_bytes(seed));
+        // Several local addresses make associations multi-homed (RFC 9260 §5.1.2).
+        ep.set_local_addresses(socks.iter().map(|s| s.local).collect());
         let pcap = net.pcap.map(PcapWriter::new).transpose()?;
         let gro = socks
             .iter()
@@ -226,6 +236,7 @@ impl Driver {
                 incoming: VecDeque::new(),
                 pcap,
                 closing: None,
+                blackholes: Vec::new(),
                 rx: RecvBufs {
                     buf: vec![0; chunk * batch],
                     chunk,
@@ -374,6 +385,9 @@ impl Driver {
                 } else {
                     meta.stride
                 };
+                if self.is_blackholed(local.ip(), meta.addr.ip()) {
+                    continue;
+                }
                 for seg in data.chunks(stride.max(1)) {
                     if let Some(p) = &mut self.pcap {
                         let _ = p.write_sctp(now.since_epoch(), meta.addr, local, seg);
@@ -496,6 +510,12 @@ impl Driver {
             Cmd::Close { reply } => {
                 let abort = reply.is_none();
                 self.start_close(reply, abort);
+            }
+            Cmd::Blackhole { local, remote, on } => {
+                self.blackholes.retain(|b| *b != (local, remote));
+                if on {
+                    self.blackholes.push((local, remote));
+                }
             }
         }
     }
@@ -816,12 +836,20 @@ impl Driver {
     async fn flush_out(&mut self) {
         let mut out = std::mem::take(&mut self.out);
         for b in out.drain(..) {
+            if self.is_blackholed(self.socks[b.sock].local.ip(), b.dst.ip()) {
+                continue;
+            }
             send_batch(&self.socks[b.sock], b.dst, b.seg, &b.buf).await;
             if self.free_bufs.len() < 64 {
                 self.free_bufs.push(b.buf);
             }
         }
         self.out = out;
+    }
+
+    /// Whether fault injection drops traffic between `local` and `remote`.
+    fn is_blackholed(&self, local: std::net::IpAddr, remote: std::net::IpAddr) -> bool {
+        !self.blackholes.is_empty() && self.blackholes.contains(&(local, remote))
     }
 
     fn socket_for(&self, local: SocketAddr, remote: SocketAddr) -> usize {

@@ -47,7 +47,7 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 pub use braid_proto::{
-    AssocId, AssociationConfig, AssociationStats, CloseReason, EndpointConfig, PathInfo,
+    AssocId, AssociationConfig, AssociationStats, CloseReason, EndpointConfig, PathInfo, PathState,
     ReceivedMessage, SendError, SendOptions,
 };
 
@@ -152,8 +152,8 @@ impl Endpoint {
     /// Starts an association with the peer at `remote_addrs` (IP and UDP encapsulation
     /// port) whose SCTP port is `sctp_port`; resolves once it is established.
     ///
-    /// Only the first address of a bound socket's family is used today (the core has one
-    /// path per association).
+    /// The INIT goes to the first address of a bound socket's family; with several local
+    /// addresses the association is multi-homed over the peer's listed addresses.
     ///
     /// # Errors
     ///
@@ -194,6 +194,22 @@ impl Endpoint {
         if let Some(t) = self.task.take() {
             let _ = t.await;
         }
+    }
+
+    /// Fault injection for tests and experiments: while `on`, every datagram between the
+    /// local IP `local` and the peer IP `remote` is dropped, both ways, as if the path
+    /// were cut.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EndpointClosed`].
+    pub fn blackhole(
+        &self,
+        local: std::net::IpAddr,
+        remote: std::net::IpAddr,
+        on: bool,
+    ) -> Result<(), Error> {
+        self.send_cmd(Cmd::Blackhole { local, remote, on })
     }
 
     fn send_cmd(&self, c: Cmd) -> Result<(), Error> {
