@@ -249,6 +249,7 @@ impl Association {
 
     /// Creates the association a valid COOKIE-ECHO describes (RFC 9260 §5.1 D), in
     /// ESTABLISHED with a COOKIE-ACK queued.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn accept(
         cfg: Arc<AssociationConfig>,
         key: Arc<CookieKey>,
