@@ -134,6 +134,7 @@ impl Association {
                 }
                 continue;
             }
+            let raw_flags = raw.flags;
             let chunk = match Chunk::decode(raw) {
                 Ok(c) => c,
                 Err(e) => {
@@ -155,11 +156,13 @@ impl Association {
                 }
                 Chunk::Sack(s) => {
                     if self.acks_data() {
+                        self.dac_count = raw_flags & 3;
                         self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &s.gap_blocks, &[]);
                     }
                 }
                 Chunk::NrSack(s) => {
                     if self.acks_data() {
+                        self.dac_count = raw_flags & 3;
                         let gaps = merge_nr_blocks(&s);
                         self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &gaps, &s.nr_gap_blocks);
                     }

@@ -156,6 +156,8 @@ pub struct Association {
     paths_added: bool,
     /// Per-path views for the coupled congestion controllers, reused across SACKs.
     cc_scratch: Vec<crate::cc::CcPathView>,
+    /// DAC: packets the SACK being processed acknowledges, from its flags (0: not said).
+    dac_count: u8,
     /// Path of the next data packet under CMT (round-robin over usable paths).
     cmt_cursor: usize,
     /// Path the last DATA arrived on: a lone SACK goes back there (RFC 9260 §6.4).
@@ -216,6 +218,7 @@ impl Association {
             local_addrs: Vec::new(),
             paths_added: false,
             cmt_cursor: 0,
+            dac_count: 0,
             cc_scratch: Vec::new(),
             last_data_path: PathId(0),
         }

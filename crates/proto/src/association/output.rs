@@ -59,6 +59,8 @@ impl Association {
                 buf.truncate(before);
                 self.sack.due = true;
             } else {
+                // DAC: the low two flag bits of (NR-)SACK say how many packets it acks.
+                buf[before + 1] |= self.sack.dac_flags;
                 room -= buf.len() - before;
             }
         }

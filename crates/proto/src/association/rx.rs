@@ -30,6 +30,8 @@ pub(super) struct SackState {
     pub(super) timer: Option<Instant>,
     /// Packets with DATA received since the last SACK.
     packets: u32,
+    /// DAC: the flags of the SACK being sent carry how many DATA packets it covers.
+    pub(super) dac_flags: u8,
     /// a_rwnd in the last SACK sent.
     last_rwnd: usize,
     /// A Readable event is outstanding (not yet followed by a drained queue).
@@ -119,7 +121,15 @@ impl Association {
             },
         });
         // Out-of-order arrival, or a gap just filled: SACK at once (§6.7); I bit (RFC 7053).
-        if had_gaps || self.tsn_map.has_gaps() || d.immediate {
+        // With CMT's DAC (Iyengar et al. §3.3) reordering is normal: keep delaying, except
+        // when the cumulative ack jumps over a filled gap.
+        let dac = self.cfg.cmt && self.cfg.cmt_dac && self.paths.len() > 1;
+        let immediate = if dac {
+            had_gaps && self.tsn_map.cum_tsn() != cum
+        } else {
+            had_gaps || self.tsn_map.has_gaps()
+        };
+        if immediate || d.immediate {
             self.sack.due = true;
         }
         self.signal_readable();
@@ -169,6 +179,11 @@ impl Association {
         let a_rwnd = self.local_rwnd();
         self.sack.due = false;
         self.sack.timer = None;
+        self.sack.dac_flags = if self.cfg.cmt && self.cfg.cmt_dac && self.paths.len() > 1 {
+            self.sack.packets.clamp(1, 2) as u8
+        } else {
+            0
+        };
         self.sack.packets = 0;
         self.sack.last_rwnd = a_rwnd;
         self.stats.sacks_sent += 1;

@@ -946,6 +946,9 @@ impl Association {
         } else {
             Vec::new()
         };
+        // DAC: the lowest newly acked TSN and the one path all of them were sent on, if so.
+        let mut newly_lowest: Option<u32> = None;
+        let mut newly_path: Option<Option<PathId>> = None;
         let mut bi = 0usize;
         for i in 0..self.tx.outstanding.len() {
             let off = i + 1;
@@ -964,6 +967,12 @@ impl Association {
                     s.acked = true;
                     self.tx.gap_acked += 1;
                     htna = Some(s.tsn);
+                    newly_lowest.get_or_insert(s.tsn);
+                    newly_path = match newly_path {
+                        None => Some(Some(s.path)),
+                        Some(Some(p)) if p == s.path => Some(Some(p)),
+                        Some(_) => Some(None),
+                    };
                     if sfr {
                         htna_on[s.path.0 as usize] = Some(s.tsn);
                     }
@@ -1004,7 +1013,19 @@ impl Association {
             if sfr && !htna_on[s.path.0 as usize].is_some_and(|h| tsn_lt(s.tsn, h)) {
                 continue;
             }
-            s.misses = s.misses.saturating_add(1);
+            // DAC (Iyengar et al. §3.3): a delayed SACK covering n packets, all sent on this
+            // chunk's path after it, counts n misses.
+            let inc = if cmt
+                && self.cfg.cmt_dac
+                && self.dac_count > 1
+                && newly_path == Some(Some(s.path))
+                && newly_lowest.is_some_and(|lo| tsn_lt(s.tsn, lo))
+            {
+                self.dac_count
+            } else {
+                1
+            };
+            s.misses = s.misses.saturating_add(inc);
             if s.misses >= 3 && !s.fast_retransmitted {
                 s.fast_retransmitted = true;
                 s.retransmit = true;
