@@ -9,13 +9,19 @@
 //! The client sends for `--time` or `--bytes`, shuts down gracefully (so every byte is
 //! acknowledged) and prints one line per second and a summary (or one JSON object with
 //! `--json`). The server verifies and reports what it received.
+//!
+//! Echo mode (the interop matrix's "echo + verify" runs): `perf server --echo` sends every
+//! received message back unchanged on the same stream (ordered), and `perf client
+//! --verify-echo` checks the echoed messages with the same verifier and shuts down only
+//! once every message came back.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use braid_net::{
@@ -39,9 +45,11 @@ const FLAG_UNORDERED: u8 = 2;
 
 #[derive(Subcommand)]
 pub(crate) enum PerfCommand {
-    /// Accept associations and verify and report the data they carry.
+    /// Accept associations and verify and report the data they carry (`--echo`: and send
+    /// it back).
     Server(ServerArgs),
-    /// Connect to a `braid perf server`, send for a time or a number of bytes, report.
+    /// Connect to a `braid perf server`, send for a time or a number of bytes, report
+    /// (`--verify-echo`: and verify the server's echo).
     Client(ClientArgs),
 }
 
@@ -59,6 +67,13 @@ pub(crate) struct ServerArgs {
     /// Serve one association, then exit (0 if its data verified and was complete).
     #[arg(long)]
     one_off: bool,
+    /// Send every received message back unchanged on the same stream (ordered), after
+    /// verifying it; pairs with `perf client --verify-echo`.
+    #[arg(long)]
+    echo: bool,
+    /// Record every datagram sent and received to this pcap file.
+    #[arg(long)]
+    pcap: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -97,6 +112,10 @@ pub(crate) struct ClientArgs {
     /// Print one JSON object at the end instead of text.
     #[arg(long)]
     json: bool,
+    /// The server echoes (`perf server --echo`): verify every echoed message byte for byte
+    /// and shut down only once all of them came back.
+    #[arg(long)]
+    verify_echo: bool,
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
@@ -324,6 +343,15 @@ impl Verifier {
         Ok(())
     }
 
+    /// Every stream's LAST message and everything before it has arrived.
+    fn is_complete(&self) -> bool {
+        self.nstreams.is_some()
+            && self
+                .streams
+                .iter()
+                .all(|st| st.last.is_some_and(|l| st.next == l + 1))
+    }
+
     fn complete(&self) -> Result<(), String> {
         if self.nstreams.is_none() {
             return Err("no data received".into());
@@ -435,6 +463,16 @@ impl Progress {
     }
 }
 
+/// Driver options: a pcap recording if asked for.
+fn net_config(pcap: Option<&Path>) -> Result<NetConfig, Error> {
+    let mut net = NetConfig::default();
+    if let Some(p) = pcap {
+        let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        net.pcap = Some(Box::new(std::io::BufWriter::new(f)));
+    }
+    Ok(net)
+}
+
 fn assoc_config(streams: u16) -> AssociationConfig {
     AssociationConfig {
         outbound_streams: streams.max(16),
@@ -481,12 +519,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         association: assoc_config(k),
         ..Default::default()
     };
-    let mut net = NetConfig::default();
-    if let Some(p) = &args.pcap {
-        let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        net.pcap = Some(Box::new(std::io::BufWriter::new(f)));
-    }
-    let ep = Endpoint::bind_with(cfg, &args.bind, net)?;
+    let ep = Endpoint::bind_with(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
     let progress = Progress::new(args.json);
     let assoc = tokio::time::timeout(
         Duration::from_secs(30),
@@ -509,6 +542,10 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
 
     let start = now();
     let reporter = tokio::spawn(report_client(assoc.clone(), start, progress));
+    let echo_count = Arc::new(EchoCount::default());
+    let mut echo_task = args
+        .verify_echo
+        .then(|| tokio::spawn(recv_echo(assoc.clone(), echo_count.clone())));
     let pattern = Pattern::new();
     let deadline = args.time.map(|t| start + t);
     let flags = if args.unordered { FLAG_UNORDERED } else { 0 };
@@ -523,6 +560,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     // so that every stream ends with a LAST message).
     let mut end = total_msgs;
     let kk = u64::from(k);
+    let mut send_res: Result<(), String> = Ok(());
     loop {
         if end.is_none()
             && let Some(d) = deadline
@@ -548,16 +586,52 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         let last = end.is_some_and(|e| j + kk >= e);
         let f = flags | if last { FLAG_LAST } else { 0 };
         let m = pattern.message(stream, seq, len, f, k);
-        assoc
-            .send(stream, m, opts)
-            .await
-            .map_err(|e| format!("send: {e}"))?;
+        if let Err(e) = assoc.send(stream, m, opts).await {
+            send_res = Err(format!("send: {e}"));
+            break;
+        }
         sent += len as u64;
         j += 1;
     }
     let sending_done = now();
+    let mut result = send_res;
+    if let Some(t) = &mut echo_task {
+        // After a send error, wait only briefly: an echo verification failure (which aborts
+        // the association) is the likelier cause and is worth reporting.
+        let wait = if result.is_ok() {
+            ECHO_WAIT
+        } else {
+            Duration::from_millis(200)
+        };
+        let echo = match tokio::time::timeout(wait, &mut *t).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => Err(format!("echo receiver: {e}")),
+            Err(_) => {
+                t.abort();
+                Err(format!(
+                    "timed out after {wait:?} waiting for the echo ({} of {sent} bytes back)",
+                    echo_count.bytes.load(Ordering::Relaxed)
+                ))
+            }
+        };
+        result = match (result, echo) {
+            (Err(s), Err(e)) => Err(format!("{e}; {s}")),
+            (r, e) => r.and(e),
+        };
+    }
     let paths_before = assoc.paths().await.unwrap_or_default();
-    let shut = tokio::time::timeout(Duration::from_secs(60), assoc.shutdown()).await;
+    if result.is_ok() {
+        let shut = tokio::time::timeout(Duration::from_secs(60), assoc.shutdown()).await;
+        result = match shut {
+            Err(_) => Err("shutdown: timed out waiting for the data to be acknowledged".into()),
+            Ok(Err(e)) => Err(format!(
+                "shutdown: {e} (the server may have rejected the data)"
+            )),
+            Ok(Ok(())) => Ok(()),
+        };
+    } else {
+        assoc.abort();
+    }
     let elapsed = now() - start;
     reporter.abort();
     let paths = match assoc.paths().await {
@@ -565,13 +639,8 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         _ => paths_before,
     };
     let stats = assoc.stats().await.ok();
-    let result: Result<(), String> = match shut {
-        Err(_) => Err("shutdown: timed out waiting for the data to be acknowledged".into()),
-        Ok(Err(e)) => Err(format!(
-            "shutdown: {e} (the server may have rejected the data)"
-        )),
-        Ok(Ok(())) => Ok(()),
-    };
+    let echo_bytes = echo_count.bytes.load(Ordering::Relaxed);
+    let echo_messages = echo_count.messages.load(Ordering::Relaxed);
     let secs = elapsed.as_secs_f64();
     let retr = retransmissions(&paths);
     let acked = stats.as_ref().map_or(0, |s| s.bytes_acked);
@@ -590,6 +659,9 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "msg_size": msg,
             "streams": k,
             "unordered": args.unordered,
+            "verify_echo": args.verify_echo,
+            "echo_bytes": echo_bytes,
+            "echo_messages": echo_messages,
             "scheduler": args.scheduler,
             "cmt": args.cmt,
             "paths": paths_json(&paths),
@@ -605,6 +677,13 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             human_rate(mbps(sent, secs)),
             if result.is_ok() { "yes" } else { "no" },
         );
+        if args.verify_echo {
+            let _ = write!(
+                s,
+                "\n      echo: {} in {echo_messages} messages verified",
+                human_bytes(echo_bytes)
+            );
+        }
         for p in &paths {
             let _ = write!(
                 s,
@@ -623,6 +702,36 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     drop(assoc);
     let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
     result.map_err(Into::into)
+}
+
+/// How long the client waits, once everything is sent, for the rest of the echo.
+const ECHO_WAIT: Duration = Duration::from_secs(60);
+
+/// Echoed bytes and messages verified so far (read by the client after a timeout too).
+#[derive(Default)]
+struct EchoCount {
+    bytes: AtomicU64,
+    messages: AtomicU64,
+}
+
+/// Receives the server's echo and verifies it; returns once every message came back.
+async fn recv_echo(a: Arc<Association>, count: Arc<EchoCount>) -> Result<(), String> {
+    let mut v = Verifier::new();
+    while let Some(m) = a.recv().await {
+        if let Err(e) = v.check(m.stream_id, &m.data) {
+            a.abort();
+            return Err(format!("echo verification failed: {e}"));
+        }
+        count.bytes.store(v.bytes, Ordering::Relaxed);
+        count.messages.store(v.messages, Ordering::Relaxed);
+        if v.is_complete() {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "association closed before the echo was complete ({})",
+        v.complete().err().unwrap_or_default()
+    ))
 }
 
 /// One line per second: goodput (bytes acknowledged), retransmissions, per-path state.
@@ -671,7 +780,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         association: assoc_config(16),
         ..Default::default()
     };
-    let ep = Endpoint::bind(cfg, &args.bind)?;
+    let ep = Endpoint::bind_with(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
     let progress = Progress::new(args.json);
     for a in ep.local_addrs() {
         // Always on stderr, so scripts can wait for readiness whatever the output mode.
@@ -706,6 +815,7 @@ async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result
     let mut start: Option<Instant> = None;
     let mut last_print = (0.0, 0u64);
     let mut result = Ok(());
+    let mut echoed = 0u64;
     while let Some(m) = a.recv().await {
         let t = now();
         let s = *start.get_or_insert(t);
@@ -713,6 +823,19 @@ async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result
             a.abort();
             result = Err(format!("verification failed: {e}"));
             break;
+        }
+        if args.echo {
+            // Always ordered, as FORMAT.md's echo says; the header keeps its UNORDERED flag.
+            let opts = SendOptions {
+                ppid: m.ppid,
+                ..Default::default()
+            };
+            let n = m.data.len() as u64;
+            if let Err(e) = a.send(m.stream_id, m.data, opts).await {
+                result = Err(format!("echo: {e}"));
+                break;
+            }
+            echoed += n;
         }
         let el = (t - s).as_secs_f64();
         if el - last_print.0 >= 1.0 {
@@ -739,6 +862,8 @@ async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result
             "peer": peer,
             "bytes": v.bytes,
             "messages": v.messages,
+            "echo": args.echo,
+            "bytes_echoed": echoed,
             "streams": v.nstreams.unwrap_or(0),
             "duration_s": secs,
             "goodput_mbps": mbps(v.bytes, secs),
@@ -748,11 +873,16 @@ async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result
         println!("{j}");
     } else {
         println!(
-            "[SUM] received 0.00-{secs:.2} sec  {}  {}  ({} messages on {} stream(s), verified: {})",
+            "[SUM] received 0.00-{secs:.2} sec  {}  {}  ({} messages on {} stream(s){}, verified: {})",
             human_bytes(v.bytes),
             human_rate(mbps(v.bytes, secs)),
             v.messages,
             v.nstreams.unwrap_or(0),
+            if args.echo {
+                format!(", {} echoed", human_bytes(echoed))
+            } else {
+                String::new()
+            },
             match &result {
                 Ok(()) => "ok".to_string(),
                 Err(e) => e.clone(),

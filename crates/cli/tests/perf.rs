@@ -71,12 +71,19 @@ fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_str(line).unwrap()
 }
 
-fn run_perf(extra: &[&str], bytes: u64) {
+/// Runs a server and a client sending `bytes` (20 MiB) with the extra flags; checks both
+/// succeeded and returns their JSON summaries.
+fn run_perf(
+    server_extra: &[&str],
+    extra: &[&str],
+    bytes: u64,
+) -> (serde_json::Value, serde_json::Value) {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let server = Guard::spawn(
         Command::new(BRAID)
             .args(["perf", "server", "--bind", &addr, "--json", "--one-off"])
+            .args(server_extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
@@ -125,19 +132,56 @@ fn run_perf(extra: &[&str], bytes: u64) {
     assert_eq!(p["state"], "active");
     assert_eq!(sj["ok"], true);
     assert_eq!(sj["bytes"], bytes);
+    (cj, sj)
 }
 
 #[test]
 fn perf_20mib_verified() {
-    run_perf(&[], 20 << 20);
+    let (cj, sj) = run_perf(&[], &[], 20 << 20);
+    assert_eq!(cj["echo_bytes"], 0);
+    assert_eq!(sj["bytes_echoed"], 0);
 }
 
 #[test]
 fn perf_streams_unordered_odd_size() {
     run_perf(
+        &[],
         &["--streams", "3", "--unordered", "--msg-size", "5000"],
         20 << 20,
     );
+}
+
+#[test]
+fn perf_echo_verified_by_the_client() {
+    let dir = std::env::temp_dir().join(format!("braid-perf-echo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (spcap, cpcap) = (dir.join("server.pcap"), dir.join("client.pcap"));
+    for unordered in [false, true] {
+        let mut client = vec!["--verify-echo", "--streams", "4", "--msg-size", "1444"];
+        if unordered {
+            client.push("--unordered");
+        }
+        client.extend(["--pcap", cpcap.to_str().unwrap()]);
+        let (cj, sj) = run_perf(
+            &["--echo", "--pcap", spcap.to_str().unwrap()],
+            &client,
+            20 << 20,
+        );
+        // The client ends only once every byte came back and verified.
+        assert_eq!(cj["verify_echo"], true);
+        assert_eq!(cj["echo_bytes"], 20 << 20);
+        assert_eq!(cj["echo_messages"], cj["messages"]);
+        assert_eq!(cj["unordered"], unordered);
+        assert_eq!(sj["echo"], true);
+        assert_eq!(sj["bytes_echoed"], 20 << 20);
+        assert_eq!(sj["streams"], 4);
+        // Each side records the data both ways: more than 2 × 20 MiB of payload.
+        for p in [&spcap, &cpcap] {
+            let len = std::fs::metadata(p).unwrap().len();
+            assert!(len > 40 << 20, "{}: {len} bytes", p.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

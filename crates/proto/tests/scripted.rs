@@ -1396,6 +1396,20 @@ fn heartbeat_is_echoed_unchanged() {
 }
 
 #[test]
+fn a_heartbeat_without_info_gets_a_well_formed_ack() {
+    let mut s = Script::server(37);
+    s.establish_passive();
+    // pion sends HEARTBEAT with no Heartbeat Info (RFC 9260 §3.3.5 requires one); the
+    // answer must still be a valid HEARTBEAT-ACK: one (empty) Heartbeat Info parameter.
+    let hb = braid_wire::chunk::Heartbeat { params: vec![] };
+    s.send_chunks(vec![hb.into()]);
+    let o = s.expect();
+    let ack: braid_wire::chunk::HeartbeatAck = o.only();
+    assert_eq!(ack.params, vec![Param::HeartbeatInfo(Bytes::new())]);
+    assert_eq!(s.assoc().state(), State::Established);
+}
+
+#[test]
 fn shutdown_ack_in_cookie_wait_is_answered_as_out_of_the_blue() {
     let mut s = Script::client(36);
     s.connect();

@@ -262,7 +262,14 @@ impl Association {
     /// HEARTBEAT: echo its parameters in a HEARTBEAT-ACK on the path it came from (§8.3).
     /// A HEARTBEAT without Heartbeat Info (some stacks send one) is echoed as it is.
     fn on_heartbeat(&mut self, path: PathId, hb: braid_wire::chunk::Heartbeat) {
-        self.queue_control(path, HeartbeatAck { params: hb.params });
+        // §3.3.6: the ACK echoes the Heartbeat Info. A HEARTBEAT without one (pion sends
+        // those) gets an empty Heartbeat Info, so our answer is still well-formed.
+        let params = if hb.info().is_some() {
+            hb.params
+        } else {
+            vec![braid_wire::Param::HeartbeatInfo(Bytes::new())]
+        };
+        self.queue_control(path, HeartbeatAck { params });
     }
 
     fn on_heartbeat_ack(&mut self, now: Instant, hb: HeartbeatAck) {

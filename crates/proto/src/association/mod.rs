@@ -293,6 +293,24 @@ impl Association {
         self.tx.stream_buffered(stream)
     }
 
+    /// Makes `path` the primary path: without CMT new data goes there while it is usable
+    /// (RFC 9260 §5.1.2, SCTP_PRIMARY_ADDR of RFC 6458). Returns false for an unknown or
+    /// unconfirmed path.
+    pub fn set_primary(&mut self, path: PathId) -> bool {
+        match self.paths.get(path.0 as usize) {
+            Some(p) if p.state != crate::path::PathState::Unconfirmed => {
+                self.primary = path;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The primary path.
+    pub fn primary(&self) -> PathId {
+        self.primary
+    }
+
     /// Switches the stream scheduler; queued messages stay queued (RFC 8260 §4.3).
     pub fn set_stream_scheduler(&mut self, kind: crate::SchedulerKind) {
         self.tx.sched.set_kind(kind);

@@ -36,7 +36,7 @@ impl Association {
         if self.state == State::Closed {
             return None;
         }
-        self.refresh_path_views();
+        self.refresh_path_views(now);
         let path = match self.control.front() {
             Some(c) => c.path,
             None => self.choose_path(),

@@ -410,7 +410,7 @@ fn encode_data(s: &Sent, buf: &mut Vec<u8>) {
 
 impl Association {
     /// Refreshes what the scheduler sees of the paths (only disciplines that look at them).
-    pub(super) fn refresh_path_views(&mut self) {
+    pub(super) fn refresh_path_views(&mut self, now: Instant) {
         if !matches!(
             self.tx.sched.kind(),
             SchedulerKind::Fixed | SchedulerKind::Adaptive
@@ -424,6 +424,7 @@ impl Association {
             cwnd: p.cc.cwnd,
             srtt: p.rtt.srtt(),
         }));
+        self.tx.sched.on_paths(now, &self.views);
     }
 
     /// Whether new DATA may be sent in this state (RFC 9260 §9.2: not after SHUTDOWN).
