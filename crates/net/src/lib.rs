@@ -48,7 +48,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use braid_proto::{
     AssocId, AssociationConfig, AssociationStats, CloseReason, EndpointConfig, PathInfo, PathState,
-    ReceivedMessage, SendError, SendOptions,
+    ReceivedMessage, SchedulerKind, SendError, SendOptions,
 };
 
 use driver::Cmd;

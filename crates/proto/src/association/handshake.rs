@@ -306,8 +306,15 @@ impl Association {
         self.init_attempts = 0;
         self.reset_burst();
         self.events.push_back(Event::Connected);
+        let measure = self.cfg.cmt && self.paths.len() > 1;
         for i in 0..self.paths.len() {
             self.schedule_heartbeat(now, PathId(i as u16));
+            let p = &mut self.paths[i];
+            if measure && p.state == PathState::Active && p.rtt.srtt().is_none() {
+                // Under CMT SACKs go to the quickest path: measure every path at once.
+                p.heartbeat.probe = true;
+                p.heartbeat.timer = Some(now);
+            }
         }
     }
 

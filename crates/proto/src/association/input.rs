@@ -321,7 +321,8 @@ impl Association {
             }
         }
         let idle = now - self.paths[pi].last_data_sent >= self.cfg.hb_interval;
-        if idle || self.paths[pi].state != PathState::Active {
+        let probe = std::mem::take(&mut self.paths[pi].heartbeat.probe);
+        if idle || probe || self.paths[pi].state != PathState::Active {
             use rand_core::RngCore;
             let nonce = self.rng.next_u64();
             let mut info = Vec::with_capacity(HB_INFO_LEN);

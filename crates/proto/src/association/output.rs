@@ -97,10 +97,11 @@ impl Association {
         })
     }
 
-    /// The path of the next packet when no control chunk dictates it: round-robin over the
-    /// paths with DATA to send (under CMT every usable path; otherwise the primary or its
-    /// failover, plus paths holding retransmissions), else the path the last DATA came
-    /// from, for a lone SACK (RFC 9260 §6.4).
+    /// The path of the next packet when no control chunk dictates it: the paths with DATA
+    /// to send in turn, each until it has no more room (under CMT every usable path;
+    /// otherwise the primary or its failover, plus paths holding retransmissions). A lone
+    /// SACK goes to the quickest active path under CMT, else where the last DATA came from
+    /// (RFC 9260 §6.4).
     fn choose_path(&mut self) -> PathId {
         let n = self.paths.len();
         if n == 1 || matches!(self.state, State::CookieWait | State::CookieEchoed) {
@@ -109,8 +110,22 @@ impl Association {
         for k in 0..n {
             let i = (self.cmt_cursor + k) % n;
             if self.has_data_to_send(PathId(i as u16)) {
-                self.cmt_cursor = (i + 1) % n;
+                // Stay on this path while it can send: its packets batch (GSO) and its
+                // burst follows its own SACK clock; the next path gets its turn after.
+                self.cmt_cursor = i;
                 return PathId(i as u16);
+            }
+        }
+        if self.cfg.cmt {
+            // Under CMT a SACK covers data of every path: the quickest path returns it
+            // soonest (draft-tuexen-tsvwg-sctp-multipath allows any destination).
+            if let Some(p) = self
+                .paths
+                .iter()
+                .filter(|p| p.state == crate::path::PathState::Active)
+                .min_by_key(|p| p.rtt.srtt().unwrap_or(std::time::Duration::MAX))
+            {
+                return p.id;
             }
         }
         if self.paths[self.last_data_path.0 as usize].state == crate::path::PathState::Active {

@@ -121,8 +121,9 @@ impl Association {
             },
         });
         // Out-of-order arrival, or a gap just filled: SACK at once (§6.7); I bit (RFC 7053).
-        // With CMT's DAC (Iyengar et al. §3.3) reordering is normal: keep delaying, except
-        // when the cumulative ack jumps over a filled gap.
+        // With CMT's DAC (Iyengar et al. §3.3) reordering across paths is normal: the
+        // receiver keeps delaying (the SACK flags tell the sender how many packets it
+        // covers), except when the cumulative ack jumps over a filled gap.
         let dac = self.cfg.cmt && self.cfg.cmt_dac && self.paths.len() > 1;
         let immediate = if dac {
             had_gaps && self.tsn_map.cum_tsn() != cum

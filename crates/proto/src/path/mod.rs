@@ -107,6 +107,9 @@ pub(crate) struct HeartbeatState {
     pub(crate) timer: Option<Instant>,
     /// Nonce and send time of the unanswered heartbeat.
     pub(crate) outstanding: Option<(u64, Instant)>,
+    /// Send one heartbeat at the next timer even if the path is busy (an RTT sample for
+    /// a path that carries no data of ours, e.g. to pick where SACKs go under CMT).
+    pub(crate) probe: bool,
 }
 
 /// State of one path.

@@ -99,6 +99,36 @@ pub enum SchedulerKind {
     Adaptive,
 }
 
+impl SchedulerKind {
+    /// Every kind with its short name (the simulator's and `braid perf`'s spelling).
+    pub const NAMES: [(&'static str, Self); 8] = [
+        ("fcfs", Self::Fcfs),
+        ("rr", Self::RoundRobin),
+        ("rr-packet", Self::RoundRobinPacket),
+        ("priority", Self::Priority),
+        ("fc", Self::FairCapacity),
+        ("wfq", Self::Wfq),
+        ("fixed", Self::Fixed),
+        ("adaptive", Self::Adaptive),
+    ];
+
+    /// The kind a short name stands for.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k)
+    }
+
+    /// The short name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("?", |(n, _)| n)
+    }
+}
+
 /// What a scheduler may know about a path when it chooses.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PathView {
