@@ -1,12 +1,13 @@
 //! `braid`: the command-line tool of the braid transport.
 //!
 //! It exercises the wire codec (`demo`, `decode`), runs the simulator (`sim run`,
-//! `sim plot`, `sim pcap`, `sim bench`), measures throughput over real sockets (`perf
-//! server`, `perf client`) and moves bytes like netcat (`nc`).
+//! `sim plot`, `sim pcap`, `sim bench`, `reproduce`), measures throughput over real sockets
+//! (`perf server`, `perf client`) and moves bytes like netcat (`nc`).
 
 mod demo;
 mod nc;
 mod perf;
+mod reproduce;
 mod sim;
 
 use std::path::PathBuf;
@@ -56,6 +57,11 @@ enum Command {
     },
     /// Netcat over SCTP-over-UDP: stdin to the peer, the peer's messages to stdout.
     Nc(nc::NcArgs),
+    /// Reproduce a paper's figures in the simulator and compare with the paper's numbers.
+    Reproduce {
+        #[command(subcommand)]
+        command: reproduce::ReproduceCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -66,6 +72,7 @@ fn main() -> ExitCode {
         Command::Sim { command } => sim::run(command),
         Command::Perf { command } => perf::run(command),
         Command::Nc(args) => nc::run(args),
+        Command::Reproduce { command } => reproduce::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

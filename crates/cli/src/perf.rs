@@ -103,10 +103,12 @@ pub(crate) struct ClientArgs {
     /// Send every message unordered (U bit).
     #[arg(long)]
     unordered: bool,
-    /// Stream scheduler: only `rr` (round-robin, the default) exists today.
+    /// Stream scheduler: fcfs, rr (round-robin per message, the default), rr-packet,
+    /// priority, fc (fair capacity), wfq, fixed (stream i on path i mod paths), adaptive.
     #[arg(long, default_value = "rr")]
     scheduler: String,
-    /// Concurrent multipath transfer: only `off` is supported today.
+    /// Concurrent multipath transfer over every path (`on`) or the primary path only
+    /// (`off`). Paths come from several --bind and the peer's addresses.
     #[arg(long, default_value = "off")]
     cmt: String,
     /// Print one JSON object at the end instead of text.
@@ -485,20 +487,23 @@ fn assoc_config(streams: u16) -> AssociationConfig {
 }
 
 async fn client(args: ClientArgs) -> Result<(), Error> {
-    if args.scheduler != "rr" {
+    let Some(scheduler) = braid_net::SchedulerKind::from_name(&args.scheduler) else {
+        let names: Vec<&str> = braid_net::SchedulerKind::NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
         return Err(format!(
-            "--scheduler {}: not supported yet (only `rr`, round-robin, exists today)",
-            args.scheduler
+            "--scheduler {}: expected one of {}",
+            args.scheduler,
+            names.join(", ")
         )
         .into());
-    }
-    match args.cmt.as_str() {
-        "off" => {}
-        "on" => {
-            return Err("--cmt on: concurrent multipath transfer is not implemented yet".into());
-        }
+    };
+    let cmt = match args.cmt.as_str() {
+        "off" => false,
+        "on" => true,
         c => return Err(format!("--cmt {c}: expected on or off").into()),
-    }
+    };
     let msg = args.msg_size as usize;
     let k = args.streams;
     let total_msgs = match args.bytes {
@@ -516,7 +521,11 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     };
     let cfg = EndpointConfig {
         port: args.port,
-        association: assoc_config(k),
+        association: AssociationConfig {
+            cmt,
+            stream_scheduler: scheduler,
+            ..assoc_config(k)
+        },
         ..Default::default()
     };
     let ep = Endpoint::bind_with(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
@@ -777,7 +786,12 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
     let cfg = EndpointConfig {
         port: args.port,
         listen: true,
-        association: assoc_config(16),
+        association: AssociationConfig {
+            // A multi-homed server runs CMT: its echoes use every path and its SACKs
+            // follow CMT's delayed-ack rule (DAC).
+            cmt: args.bind.len() > 1,
+            ..assoc_config(16)
+        },
         ..Default::default()
     };
     let ep = Endpoint::bind_with(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;

@@ -185,8 +185,71 @@ fn perf_echo_verified_by_the_client() {
 }
 
 #[test]
-fn perf_unsupported_options_are_errors() {
-    for extra in [["--scheduler", "wfq"], ["--cmt", "on"]] {
+fn perf_cmt_over_two_addresses_per_side_uses_both_paths() {
+    // Server on 127.0.0.1 and 127.0.0.2, client on 127.0.0.3 and 127.0.0.4 (same ports).
+    let port = free_port();
+    let server = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "server", "--json", "--one-off"])
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .args(["--bind", &format!("127.0.0.2:{port}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let client = Guard::spawn(
+        Command::new(BRAID)
+            .args([
+                "perf",
+                "client",
+                "--bind",
+                "127.0.0.3:0",
+                "--bind",
+                "127.0.0.4:0",
+            ])
+            .args(["--connect", &format!("127.0.0.1:{port}")])
+            .args([
+                "--bytes",
+                "40MiB",
+                "--streams",
+                "4",
+                "--cmt",
+                "on",
+                "--json",
+            ])
+            .args(["--scheduler", "fixed"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let c = client.wait();
+    let s = server.wait();
+    let cj = json(&c.stdout);
+    assert!(
+        c.status.success(),
+        "client: {cj} {}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    assert!(
+        s.status.success(),
+        "server: {}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    assert_eq!(cj["ok"], true);
+    assert_eq!(cj["cmt"], "on");
+    assert_eq!(cj["scheduler"], "fixed");
+    let paths = cj["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 2, "{cj}");
+    for p in paths {
+        // Fixed maps streams 0, 2 to path 0 and 1, 3 to path 1: each path carries ~half.
+        let sent = p["bytes_sent"].as_u64().unwrap();
+        assert!(sent > 15 << 20, "path {p} carried only {sent} bytes");
+    }
+    assert_eq!(json(&s.stdout)["bytes"], 40 << 20);
+}
+
+#[test]
+fn perf_invalid_options_are_errors() {
+    for extra in [["--scheduler", "bogus"], ["--cmt", "maybe"]] {
         let o = Command::new(BRAID)
             .args(["perf", "client", "--bind", "127.0.0.1:0"])
             .args(["--connect", "127.0.0.1:9", "--time", "1s"])

@@ -12,6 +12,7 @@ pub mod traffic;
 // Scenarios and the experiment runner.
 pub mod load;
 pub mod plot;
+pub mod reproduce;
 pub mod runner;
 pub mod scenario;
 pub mod stats;

@@ -634,6 +634,22 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
             }
         }
     }
+    for (j, n) in s.association.stream_paths.iter().flatten().enumerate() {
+        if !s.paths.iter().any(|p| &p.name == n) {
+            return bad(
+                vec![key("association"), key("stream_paths"), Step::Index(j)],
+                "association.stream_paths".into(),
+                format!(
+                    "stream {j}: no path named {n:?} (paths: {})",
+                    s.paths
+                        .iter()
+                        .map(|p| format!("{:?}", p.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
+    }
     if let Some(pc) = &s.pcap
         && !s.paths.iter().any(|p| p.name == pc.path)
     {

@@ -17,6 +17,9 @@
 //!   `recv_buffer_bytes_mean` (received and unread at the receiver): means of samples every
 //!   [`SAMPLE_INTERVAL`].
 //! * `path_state_changes` (reported to either application), `association_closed` (0/1).
+//! * `app_messages_missing`, `app_messages_duplicated`: over the whole run, messages of an
+//!   ordered stream the receiving application skipped (a later one arrived first) or got
+//!   twice (or out of order), from the per-stream sequence number in each message.
 //! * `transfer_time_s` (from the start of the run — the association and the transfer start
 //!   at 0 — to the last byte read; NaN if it did not complete) and `transfer_complete`
 //!   (0/1), when the traffic has transfers.
@@ -260,6 +263,10 @@ pub struct Final<'a> {
     pub transfer: Option<Option<Instant>>,
     /// The measured association closed before the end.
     pub closed: bool,
+    /// Messages the receiving application never got on an ordered stream (whole run).
+    pub app_missing: u64,
+    /// Messages it got twice or out of order on an ordered stream (whole run).
+    pub app_duplicated: u64,
 }
 
 fn mbps(bytes: u64, secs: f64) -> f64 {
@@ -435,6 +442,8 @@ impl Metrics {
         m.insert("recv_buffer_bytes_mean".into(), self.recv_buffered / n);
         m.insert("path_state_changes".into(), self.path_state_changes as f64);
         m.insert("association_closed".into(), f64::from(u8::from(f.closed)));
+        m.insert("app_messages_missing".into(), f.app_missing as f64);
+        m.insert("app_messages_duplicated".into(), f.app_duplicated as f64);
         if let Some(done) = f.transfer {
             m.insert(
                 "transfer_time_s".into(),

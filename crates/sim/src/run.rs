@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use braid_proto::{
-    AssocId, Association, AssociationConfig, Endpoint, EndpointConfig, Event, Instant,
+    AssocId, Association, AssociationConfig, BufferSplitting, CongestionControl, Endpoint,
+    EndpointConfig, Event, Instant, RtxPolicy, SchedulerKind,
 };
 use braid_wire::pcap::PcapWriter;
 use bytes::BytesMut;
@@ -29,8 +30,10 @@ use crate::net::{
     RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
     competing_sender_addr, path_of,
 };
-use crate::scenario::{Scenario, TrafficSpec};
-use crate::traffic::{Sink, Source, SourceKind};
+use crate::scenario::{
+    BufferSplittingSpec, CcSpec, RtxPolicySpec, Scenario, SchedulerSpec, TrafficSpec,
+};
+use crate::traffic::{SQINFO_QUEUE_MESSAGES, Sink, Source, SourceKind};
 
 /// Options of one run.
 #[derive(Debug, Clone, Default)]
@@ -79,8 +82,9 @@ send_buffered,recv_buffered,state,retransmissions,fast_retransmissions,timeouts"
 
 /// Simulates `scenario` once.
 ///
-/// Host A connects to B at time 0 over path 0 (the core's primary; the other paths carry
-/// traffic once the core is multi-homed) and its sources start at once, served in the order
+/// Both hosts give the core all their path addresses (path *i*: interface *i*), so the
+/// association is multi-homed with one path per interface pair. Host A connects to B at
+/// time 0 over path 0 (the primary) and its sources start at once, served in the order
 /// listed (a scenario without `[[traffic]]` gets one saturated stream of 1452-byte messages).
 /// The run ends at the scenario's duration, or as soon as every transfer completed when the
 /// measured traffic is only transfers and no competing flow runs.
@@ -243,6 +247,13 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
             cfg.max_inbound_streams
         ));
     }
+    if let Some(names) = &s.association.stream_paths
+        && let Some(bad) = names
+            .iter()
+            .find(|n| !s.paths.iter().any(|p| &p.name == *n))
+    {
+        return err(format!("stream_paths: no path named {bad:?}"));
+    }
     if s.timeseries.is_some_and(|d| d.0.is_zero()) {
         return err("timeseries interval is 0".into());
     }
@@ -287,10 +298,10 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
             .association_max_retrans
             .unwrap_or(d.association_max_retrans),
         outbound_streams: a.streams.unwrap_or(d.outbound_streams).max(streams),
-        send_buffer: a.send_buffer.map_or(d.send_buffer, |v| {
+        send_buffer: a.send_buffer.or(a.buffer).map_or(d.send_buffer, |v| {
             usize::try_from(v.0).unwrap_or(usize::MAX)
         }),
-        recv_buffer: a.recv_buffer.map_or(d.recv_buffer, |v| {
+        recv_buffer: a.recv_buffer.or(a.buffer).map_or(d.recv_buffer, |v| {
             usize::try_from(v.0).unwrap_or(usize::MAX)
         }),
         max_message_size: a.max_message_size.map_or(d.max_message_size, |v| {
@@ -298,8 +309,77 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         }),
         path_mtu: s.paths.first().map_or(d.path_mtu, |p| p.mtu),
         udp_encapsulation: s.udp,
+        stream_buffer_low: sqinfo_low_mark(s).unwrap_or(d.stream_buffer_low),
+        cmt: a.cmt.unwrap_or(d.cmt),
+        cmt_sfr: a.cmt_sfr.unwrap_or(d.cmt_sfr),
+        cmt_cuc: a.cmt_cuc.unwrap_or(d.cmt_cuc),
+        cmt_dac: a.cmt_dac.unwrap_or(d.cmt_dac),
+        cc: a.cc.map_or(d.cc, |c| match c {
+            CcSpec::Reno => CongestionControl::Reno,
+            CcSpec::CmtRpv1 => CongestionControl::CmtRpv1,
+            CcSpec::CmtRpv2 => CongestionControl::CmtRpv2,
+            CcSpec::Lia => CongestionControl::Lia,
+        }),
+        rtx_policy: a.rtx_policy.map_or(d.rtx_policy, |r| match r {
+            RtxPolicySpec::Same => RtxPolicy::Same,
+            RtxPolicySpec::Asap => RtxPolicy::Asap,
+            RtxPolicySpec::Cwnd => RtxPolicy::Cwnd,
+            RtxPolicySpec::Ssthresh => RtxPolicy::Ssthresh,
+            RtxPolicySpec::Lossrate => RtxPolicy::Lossrate,
+        }),
+        nr_sack: a.nr_sack.unwrap_or(d.nr_sack),
+        buffer_splitting: a.buffer_splitting.map_or(d.buffer_splitting, |b| match b {
+            BufferSplittingSpec::None => BufferSplitting::None,
+            BufferSplittingSpec::Send => BufferSplitting::Send,
+            BufferSplittingSpec::Receive => BufferSplitting::Receive,
+            BufferSplittingSpec::Both => BufferSplitting::Both,
+        }),
+        stream_scheduler: a.stream_scheduler.map_or(d.stream_scheduler, |k| match k {
+            SchedulerSpec::Fcfs => SchedulerKind::Fcfs,
+            SchedulerSpec::RoundRobin => SchedulerKind::RoundRobin,
+            SchedulerSpec::RoundRobinPacket => SchedulerKind::RoundRobinPacket,
+            SchedulerSpec::Priority => SchedulerKind::Priority,
+            SchedulerSpec::FairCapacity => SchedulerKind::FairCapacity,
+            SchedulerSpec::Wfq => SchedulerKind::Wfq,
+            SchedulerSpec::Fixed => SchedulerKind::Fixed,
+            SchedulerSpec::Adaptive => SchedulerKind::Adaptive,
+        }),
+        stream_paths: stream_path_indices(s),
         ..d
     }
+}
+
+/// `stream_paths` resolved to path indices (path *i* is the core's path *i*: local address
+/// *i* with remote address *i*); unknown names are caught by [`validate`].
+fn stream_path_indices(s: &Scenario) -> Vec<u16> {
+    s.association
+        .stream_paths
+        .iter()
+        .flatten()
+        .map(|n| {
+            s.paths
+                .iter()
+                .position(|p| &p.name == n)
+                .and_then(|i| u16::try_from(i).ok())
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// With a sender-queue-info source: the StreamBufferLow mark, a few messages of the largest
+/// such source, so an event means the stream is about to run dry (001_*.txt §6.2).
+fn sqinfo_low_mark(s: &Scenario) -> Option<usize> {
+    s.traffic
+        .iter()
+        .filter_map(|t| match t {
+            TrafficSpec::Saturated {
+                message_size,
+                sender_queue_info: true,
+                ..
+            } => Some(message_size * SQINFO_QUEUE_MESSAGES),
+            _ => None,
+        })
+        .max()
 }
 
 /// Something that happens at an instant.
@@ -382,11 +462,17 @@ impl<'s> World<'s> {
             (0..n).map(b_addr).collect(),
             0,
         );
+        // Multi-homed hosts: INIT and INIT-ACK list every interface, one path per pair.
+        if n > 1 {
+            a.ep.set_local_addresses((0..n).map(a_addr).collect());
+            b.ep.set_local_addresses((0..n).map(b_addr).collect());
+        }
         let specs: Vec<TrafficSpec> = if s.traffic.is_empty() {
             vec![TrafficSpec::Saturated {
                 streams: 1,
                 message_size: 1452,
                 unordered: false,
+                sender_queue_info: false,
             }]
         } else {
             s.traffic.clone()
@@ -732,6 +818,11 @@ impl<'s> World<'s> {
                     self.stopped = true;
                 }
             }
+            Event::StreamBufferLow { stream } if h == HOST_A => {
+                for s in &mut self.hosts[h].sources {
+                    s.on_buffer_low(stream);
+                }
+            }
             Event::PathState { .. } if flow == 0 && self.metrics.counts(now) => {
                 self.metrics.path_state_changes += 1;
             }
@@ -881,6 +972,8 @@ impl<'s> World<'s> {
             header_bytes: self.header,
             transfer,
             closed: self.closed,
+            app_missing: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.missing),
+            app_duplicated: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.duplicated),
         };
         let metrics = self.metrics.finish(f);
         Ok(RunResult {

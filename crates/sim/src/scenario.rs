@@ -243,6 +243,105 @@ pub struct AssociationSpec {
     pub streams: Option<u16>,
     /// Largest message accepted by send.
     pub max_message_size: Option<Size>,
+    /// Send and receive buffer both (σ of 001_*.txt §5); `send_buffer` and `recv_buffer`
+    /// override it.
+    pub buffer: Option<Size>,
+    /// Concurrent Multipath Transfer: new data on every path (Iyengar et al.).
+    pub cmt: Option<bool>,
+    /// CMT Split Fast Retransmit.
+    #[serde(alias = "sfr")]
+    pub cmt_sfr: Option<bool>,
+    /// CMT Cwnd Update for CMT.
+    #[serde(alias = "cuc")]
+    pub cmt_cuc: Option<bool>,
+    /// CMT Delayed Ack for CMT.
+    #[serde(alias = "dac")]
+    pub cmt_dac: Option<bool>,
+    /// Congestion control of every path.
+    pub cc: Option<CcSpec>,
+    /// Which path a retransmission goes on.
+    pub rtx_policy: Option<RtxPolicySpec>,
+    /// Offer and use NR-SACK.
+    pub nr_sack: Option<bool>,
+    /// Per-path shares of the send buffer, the peer's window, or both.
+    pub buffer_splitting: Option<BufferSplittingSpec>,
+    /// The sender's stream scheduler (RFC 8260, 001_*.txt §4).
+    pub stream_scheduler: Option<SchedulerSpec>,
+    /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* names the path of stream *i*.
+    pub stream_paths: Option<Vec<String>>,
+}
+
+/// Congestion control (`cc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcSpec {
+    /// Independent RFC 9260 §7.2 controllers per path.
+    Reno,
+    /// CMT/RP version 1.
+    CmtRpv1,
+    /// CMT/RP version 2.
+    CmtRpv2,
+    /// Linked Increases (RFC 6356).
+    Lia,
+}
+
+/// Retransmission path policy (`rtx_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtxPolicySpec {
+    /// RTX-SAME.
+    Same,
+    /// RTX-ASAP.
+    Asap,
+    /// RTX-CWND.
+    Cwnd,
+    /// RTX-SSTHRESH.
+    Ssthresh,
+    /// RTX-LOSSRATE.
+    Lossrate,
+}
+
+/// Buffer splitting (`buffer_splitting`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferSplittingSpec {
+    /// No per-path limit.
+    None,
+    /// Send buffer split.
+    Send,
+    /// Receive window split.
+    Receive,
+    /// Both.
+    Both,
+}
+
+/// Stream scheduler (`stream_scheduler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum SchedulerSpec {
+    /// First come, first served.
+    #[serde(rename = "fcfs")]
+    Fcfs,
+    /// Round-robin per message.
+    #[serde(rename = "rr")]
+    RoundRobin,
+    /// Round-robin per packet.
+    #[serde(rename = "rr-packet")]
+    RoundRobinPacket,
+    /// Strict priority.
+    #[serde(rename = "priority")]
+    Priority,
+    /// Fair capacity.
+    #[serde(rename = "fc")]
+    FairCapacity,
+    /// Weighted fair queueing.
+    #[serde(rename = "wfq")]
+    Wfq,
+    /// Fixed stream-to-path mapping (`stream_paths`).
+    #[serde(rename = "fixed")]
+    Fixed,
+    /// Adaptive stream-to-path mapping.
+    #[serde(rename = "adaptive")]
+    Adaptive,
 }
 
 /// What the application of the measured association does.
@@ -260,6 +359,10 @@ pub enum TrafficSpec {
         /// Send unordered.
         #[serde(default)]
         unordered: bool,
+        /// Sender queue info (001_*.txt §6.2): keep every stream's queue topped up instead
+        /// of writing the streams in strict round-robin order.
+        #[serde(default)]
+        sender_queue_info: bool,
     },
     /// Sends `bytes` once and measures the completion time.
     Transfer {

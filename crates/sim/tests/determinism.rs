@@ -133,9 +133,18 @@ fn outputs_are_written() {
     let mut lines = series.lines();
     assert_eq!(lines.next(), Some(TIMESERIES_HEADER));
     let rows: Vec<&str> = lines.collect();
-    // One row per 100 ms from 0 to 12 s, for the core's one path.
-    assert_eq!(rows.len(), 121);
-    assert!(rows[50].starts_with("5.000000,a,"));
+    // One row per 100 ms from 0 to 12 s per path of the (multi-homed) association; path b
+    // exists once the handshake has told A the peer's addresses.
+    let of = |p: &str| {
+        rows.iter()
+            .filter(|r| r.split(',').nth(1) == Some(p))
+            .count()
+    };
+    assert_eq!(of("a"), 121);
+    assert!((115..=121).contains(&of("b")), "{}", of("b"));
+    assert_eq!(rows.len(), of("a") + of("b"));
+    assert!(rows.iter().any(|r| r.starts_with("5.000000,a,")));
+    assert!(rows.iter().any(|r| r.starts_with("5.000000,b,")));
     let cols = TIMESERIES_HEADER.split(',').count();
     assert!(rows.iter().all(|r| r.split(',').count() == cols));
 }

@@ -1,0 +1,133 @@
+//! The CMT and scheduling keys of a scenario: parsed, swept, mapped into the core's
+//! configuration, and errors located in the file.
+
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::path::Path;
+
+use braid_proto::{BufferSplitting, CongestionControl, RtxPolicy, SchedulerKind};
+use braid_sim::load::load_str;
+use braid_sim::run::association_config;
+use braid_sim::sweep::display_value;
+
+const BASE: &str = r#"
+name = "cmt"
+duration = "10s"
+
+[association]
+cmt = true
+sfr = false
+cuc = false
+dac = false
+nr_sack = false
+buffer = "96KiB"
+buffer_splitting = "receive"
+cc = "cmt-rpv2"
+rtx_policy = "lossrate"
+stream_scheduler = "fixed"
+stream_paths = ["B", "A", "B"]
+
+[[path]]
+name = "A"
+rate = "10Mbit/s"
+delay = "10ms"
+
+[[path]]
+name = "B"
+rate = "10Mbit/s"
+delay = "10ms"
+
+[[traffic]]
+kind = "saturated"
+streams = 3
+sender_queue_info = true
+"#;
+
+#[test]
+fn keys_map_into_the_association_config() {
+    let exp = load_str(BASE, Path::new("t.toml")).unwrap();
+    let c = association_config(&exp.points[0].scenario);
+    assert!(c.cmt && !c.cmt_sfr && !c.cmt_cuc && !c.cmt_dac && !c.nr_sack);
+    assert_eq!((c.send_buffer, c.recv_buffer), (96 * 1024, 96 * 1024));
+    assert_eq!(c.buffer_splitting, BufferSplitting::Receive);
+    assert_eq!(c.cc, CongestionControl::CmtRpv2);
+    assert_eq!(c.rtx_policy, RtxPolicy::Lossrate);
+    assert_eq!(c.stream_scheduler, SchedulerKind::Fixed);
+    assert_eq!(c.stream_paths, vec![1, 0, 1]);
+    // Sender queue info sets the low-water mark of StreamBufferLow to a few messages.
+    assert_eq!(
+        c.stream_buffer_low,
+        1452 * braid_sim::traffic::SQINFO_QUEUE_MESSAGES
+    );
+}
+
+#[test]
+fn every_value_of_every_key_is_sweepable() {
+    let text = format!(
+        "{BASE}\n[sweep]\n\
+         \"association.stream_scheduler\" = [\"fcfs\", \"rr\", \"rr-packet\", \"priority\", \"fc\", \"wfq\", \"fixed\", \"adaptive\"]\n\
+         \"association.cc\" = [\"reno\", \"cmt-rpv1\", \"cmt-rpv2\", \"lia\"]\n\
+         \"association.rtx_policy\" = [\"same\", \"asap\", \"cwnd\", \"ssthresh\", \"lossrate\"]\n\
+         \"association.buffer_splitting\" = [\"none\", \"send\", \"receive\", \"both\"]\n\
+         \"association.sfr\" = [true, false]\n\
+         \"traffic.0.sender_queue_info\" = [false, true]\n\
+         \"association.stream_paths\" = [[\"A\", \"A\", \"A\"], [\"B\", \"B\", \"A\"]]\n"
+    );
+    let exp = load_str(&text, Path::new("t.toml")).unwrap();
+    assert_eq!(exp.points.len(), 8 * 4 * 5 * 4 * 2 * 2 * 2);
+    let last = exp.points.last().unwrap();
+    let c = association_config(&last.scenario);
+    assert_eq!(c.stream_scheduler, SchedulerKind::Adaptive);
+    assert_eq!(c.cc, CongestionControl::Lia);
+    assert_eq!(c.rtx_policy, RtxPolicy::Lossrate);
+    assert_eq!(c.buffer_splitting, BufferSplitting::Both);
+    assert!(!c.cmt_sfr);
+    assert_eq!(c.stream_paths, vec![1, 1, 0]);
+    assert_eq!(
+        display_value(last.params.get("association.stream_scheduler").unwrap()),
+        "adaptive"
+    );
+}
+
+#[test]
+fn unknown_path_in_stream_paths_is_reported_at_its_position() {
+    let text = BASE.replace(r#"["B", "A", "B"]"#, r#"["B", "X", "B"]"#);
+    let e = load_str(&text, Path::new("t.toml"))
+        .unwrap_err()
+        .to_string();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("stream_paths"))
+        .unwrap()
+        + 1;
+    let col = text.lines().nth(line - 1).unwrap().find("\"X\"").unwrap() + 1;
+    assert_eq!(
+        e,
+        format!(
+            "t.toml:{line}:{col}: association.stream_paths: stream 1: no path named \"X\" (paths: \"A\", \"B\")"
+        )
+    );
+    // In a swept value: at that value in [sweep].
+    let text = format!("{BASE}\n[sweep]\n\"association.stream_paths\" = [[\"A\"], [\"Q\"]]\n");
+    let e = load_str(&text, Path::new("t.toml"))
+        .unwrap_err()
+        .to_string();
+    let line = text.lines().count();
+    assert!(e.starts_with(&format!("t.toml:{line}:")), "{e}");
+    assert!(e.contains("no path named \"Q\""), "{e}");
+}
+
+#[test]
+fn bad_scheduler_name_is_reported_at_its_line() {
+    let text = BASE.replace(r#""fixed""#, r#""fastest""#);
+    let e = load_str(&text, Path::new("t.toml"))
+        .unwrap_err()
+        .to_string();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("stream_scheduler"))
+        .unwrap()
+        + 1;
+    assert!(e.starts_with(&format!("t.toml:{line}:")), "{e}");
+    assert!(e.contains("association.stream_scheduler"), "{e}");
+}
