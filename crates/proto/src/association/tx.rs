@@ -104,6 +104,8 @@ pub(super) struct SendQueue {
     pub(super) rtx_pending: usize,
     /// Chunks in `outstanding` with `acked` set.
     gap_acked: usize,
+    /// TSN ranges the last SACK's gap blocks acknowledged (to find what is new in the next).
+    pub(super) acked_ranges: Vec<(u32, u32)>,
     /// Peer's receive window as last computed (RFC 9260 §6.2.1).
     pub(super) peer_rwnd: usize,
     /// The a_rwnd of the peer's INIT/INIT-ACK: its receive buffer (buffer splitting).
@@ -131,6 +133,7 @@ impl SendQueue {
             outstanding_bytes: 0,
             rtx_pending: 0,
             gap_acked: 0,
+            acked_ranges: Vec::new(),
             peer_rwnd: 0,
             peer_rwnd_initial: 0,
             want_writable: false,
@@ -226,6 +229,7 @@ impl SendQueue {
         self.outstanding_bytes = 0;
         self.rtx_pending = 0;
         self.gap_acked = 0;
+        self.acked_ranges.clear();
     }
 
     /// Releases `len` bytes of `stream` from the send buffer.
@@ -382,6 +386,53 @@ fn cc_views(paths: &[crate::path::Path], out: &mut Vec<CcPathView>) {
         coupled: matches!(q.state, PathState::Active | PathState::PotentiallyFailed),
         ..q.cc.view(q.rtt.srtt())
     }));
+}
+
+/// Inclusive offset ranges within 1..=n, sorted and merged; empty or inverted ones dropped.
+fn offset_ranges(it: impl Iterator<Item = (usize, usize)>, n: usize) -> Vec<(usize, usize)> {
+    let mut v: Vec<(usize, usize)> = it
+        .map(|(a, b)| (a.max(1), b.min(n)))
+        .filter(|(a, b)| a <= b)
+        .collect();
+    v.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Every offset in the sorted, merged ranges `a` that is not in `b`, in order.
+fn ranges_minus<'a>(
+    a: &'a [(usize, usize)],
+    b: &'a [(usize, usize)],
+) -> impl Iterator<Item = usize> + 'a {
+    let mut j = 0usize;
+    a.iter().flat_map(move |&(lo, hi)| {
+        let mut pieces: Vec<(usize, usize)> = Vec::new();
+        let mut cur = lo;
+        while j < b.len() && b[j].1 < lo {
+            j += 1;
+        }
+        let mut k = j;
+        while cur <= hi {
+            if k < b.len() && b[k].0 <= hi {
+                let (blo, bhi) = b[k];
+                if blo > cur {
+                    pieces.push((cur, blo - 1));
+                }
+                cur = cur.max(bhi + 1);
+                k += 1;
+            } else {
+                pieces.push((cur, hi));
+                break;
+            }
+        }
+        pieces.into_iter().flat_map(|(x, y)| x..=y)
+    })
 }
 
 /// Bytes a DATA chunk with `len` bytes of user data takes in a packet.
@@ -844,12 +895,16 @@ impl Association {
                     }
                 }
             }
+            // Under CMT the pseudo-cumack already says whether anything is outstanding here.
             let has_outstanding_here = p.flight_size > 0
-                || self
-                    .tx
-                    .outstanding
-                    .iter()
-                    .any(|s| s.path == p.id && !s.acked && !s.abandoned && s.in_flight);
+                || if cmt {
+                    pseudo_after[i].is_some()
+                } else {
+                    self.tx
+                        .outstanding
+                        .iter()
+                        .any(|s| s.path == p.id && !s.acked && !s.abandoned && s.in_flight)
+                };
             if !has_outstanding_here {
                 p.t3_rtx = None;
                 if p.flight_size == 0 {
@@ -878,13 +933,35 @@ impl Association {
     }
 
     /// Each path's lowest TSN neither acknowledged nor abandoned (CUC's pseudo-cumack).
+    /// Only the holes between the gap-acked ranges are looked at.
     fn lowest_unacked_per_path(&self) -> Vec<Option<u32>> {
         let mut v = vec![None; self.paths.len()];
-        let mut left = self.paths.len();
-        for s in &self.tx.outstanding {
+        // Without pending retransmissions only paths with bytes in flight have unacked
+        // chunks: stop once each of them is found.
+        let mut left = if self.tx.rtx_pending == 0 {
+            self.paths.iter().filter(|p| p.flight_size > 0).count()
+        } else {
+            self.paths.len()
+        };
+        let n = self.tx.outstanding.len();
+        let cum = self.tx.cum_ack;
+        let acked = offset_ranges(
+            self.tx.acked_ranges.iter().map(|&(a, b)| {
+                let a = i64::from(a.wrapping_sub(cum) as i32).max(1);
+                let b = i64::from(b.wrapping_sub(cum) as i32);
+                if b < a {
+                    (1, 0)
+                } else {
+                    (a as usize, b as usize)
+                }
+            }),
+            n,
+        );
+        for off in ranges_minus(&[(1, n)], &acked) {
             if left == 0 {
                 break;
             }
+            let s = &self.tx.outstanding[off - 1];
             if s.acked || s.abandoned || s.nr_acked {
                 continue;
             }
@@ -950,42 +1027,57 @@ impl Association {
         // DAC: the lowest newly acked TSN and the one path all of them were sent on, if so.
         let mut newly_lowest: Option<u32> = None;
         let mut newly_path: Option<Option<PathId>> = None;
-        let mut bi = 0usize;
-        for i in 0..self.tx.outstanding.len() {
-            let off = i + 1;
-            while bi < gaps.len() && (gaps[bi].end as usize) < off {
-                bi += 1;
-            }
-            let in_block =
-                bi < gaps.len() && (gaps[bi].start as usize) <= off && off <= gaps[bi].end as usize;
+        // The blocks as offsets from the cumulative ack (outstanding[off - 1]), sorted and
+        // merged (a hostile peer may send them in any order), clipped to what was sent.
+        let n = self.tx.outstanding.len();
+        let cum = self.tx.cum_ack;
+        let blocks = offset_ranges(gaps.iter().map(|g| (g.start as usize, g.end as usize)), n);
+        // What the previous SACK acknowledged above today's cumulative ack.
+        let before = offset_ranges(
+            self.tx.acked_ranges.iter().map(|&(a, b)| {
+                // Serial-number distances from the cumulative ack (RFC 1982): parts at or
+                // below it come out < 1 and are cut off.
+                let a = i64::from(a.wrapping_sub(cum) as i32).max(1);
+                let b = i64::from(b.wrapping_sub(cum) as i32);
+                if b < a {
+                    (1, 0)
+                } else {
+                    (a as usize, b as usize)
+                }
+            }),
+            n,
+        );
+        // Newly acknowledged: in a block now, not in the previous SACK's (O(new), not
+        // O(window): under CMT most of the window is gap-acked for a while).
+        for off in ranges_minus(&blocks, &before) {
+            let i = off - 1;
             let s = &mut self.tx.outstanding[i];
-            if s.abandoned || s.nr_acked {
+            if s.abandoned || s.nr_acked || s.acked {
                 continue;
             }
-            if in_block {
-                highest_acked = Some(s.tsn);
-                if !s.acked {
-                    s.acked = true;
-                    self.tx.gap_acked += 1;
-                    htna = Some(s.tsn);
-                    newly_lowest.get_or_insert(s.tsn);
-                    newly_path = match newly_path {
-                        None => Some(Some(s.path)),
-                        Some(Some(p)) if p == s.path => Some(Some(p)),
-                        Some(_) => Some(None),
-                    };
-                    if sfr {
-                        htna_on[s.path.0 as usize] = Some(s.tsn);
-                    }
-                    let len = s.data.len();
-                    acked_on[s.path.0 as usize] += len;
-                    leave_flight(s, &mut self.paths, &mut self.tx.rtx_pending);
-                    let s = &self.tx.outstanding[i];
-                    let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
-                    self.rtt_sample_raw(now, tsn, path, tx_count);
-                }
-            } else if s.acked {
-                // Reneged (§6.2.1): no longer acknowledged; send it again.
+            s.acked = true;
+            self.tx.gap_acked += 1;
+            htna = Some(s.tsn);
+            newly_lowest.get_or_insert(s.tsn);
+            newly_path = match newly_path {
+                None => Some(Some(s.path)),
+                Some(Some(p)) if p == s.path => Some(Some(p)),
+                Some(_) => Some(None),
+            };
+            if sfr {
+                htna_on[s.path.0 as usize] = Some(s.tsn);
+            }
+            let len = s.data.len();
+            acked_on[s.path.0 as usize] += len;
+            leave_flight(s, &mut self.paths, &mut self.tx.rtx_pending);
+            let s = &self.tx.outstanding[i];
+            let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
+            self.rtt_sample_raw(now, tsn, path, tx_count);
+        }
+        // Reneged (§6.2.1): acknowledged before, not any more: send it again.
+        for off in ranges_minus(&before, &blocks) {
+            let s = &mut self.tx.outstanding[off - 1];
+            if s.acked && !s.nr_acked && !s.abandoned {
                 s.acked = false;
                 self.tx.gap_acked -= 1;
                 if !s.retransmit {
@@ -994,6 +1086,15 @@ impl Association {
                 }
             }
         }
+        if let Some(&(_, e)) = blocks.last() {
+            highest_acked = Some(self.tx.outstanding[e - 1].tsn);
+        }
+        self.tx.acked_ranges.clear();
+        self.tx.acked_ranges.extend(
+            blocks
+                .iter()
+                .map(|&(a, b)| (cum.wrapping_add(a as u32), cum.wrapping_add(b as u32))),
+        );
         // Miss indications: every unacknowledged TSN below the limit gets one (§7.2.4).
         let limit = if cum_advanced && self.paths.iter().any(|p| p.fast_recovery_exit.is_some()) {
             highest_acked
@@ -1002,7 +1103,10 @@ impl Association {
         };
         let Some(limit) = limit else { return };
         let mut lost: Vec<(usize, PathId)> = Vec::new();
-        for i in 0..self.tx.outstanding.len() {
+        // Only the holes between the blocks can be missing.
+        let limit_off = limit.wrapping_sub(cum) as usize;
+        for off in ranges_minus(&[(1, limit_off.min(n))], &blocks) {
+            let i = off - 1;
             let s = &mut self.tx.outstanding[i];
             if !tsn_lt(s.tsn, limit) {
                 break;
@@ -1317,5 +1421,55 @@ impl SendQueue {
     /// Sum of the paths' flight sizes.
     fn flight_total_cached(&self, paths: &[crate::path::Path]) -> usize {
         paths.iter().map(|p| p.flight_size).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{offset_ranges, ranges_minus};
+
+    #[test]
+    fn gap_blocks_become_sorted_merged_clipped_ranges() {
+        // Out of order, overlapping, adjacent, inverted and past the end (a hostile SACK).
+        let r = offset_ranges(
+            [(9, 12), (2, 3), (3, 5), (6, 6), (8, 7), (20, 30)].into_iter(),
+            10,
+        );
+        assert_eq!(r, vec![(2, 6), (9, 10)]);
+        assert!(offset_ranges([(0, 0)].into_iter(), 10).is_empty());
+    }
+
+    #[test]
+    fn range_difference_lists_exactly_the_missing_offsets() {
+        let a = [(1, 10), (15, 16)];
+        let b = [(0, 2), (4, 5), (9, 15)];
+        let d: Vec<usize> = ranges_minus(&a, &b).collect();
+        assert_eq!(d, vec![3, 6, 7, 8, 16]);
+        assert_eq!(ranges_minus(&a, &[]).count(), 12);
+        assert_eq!(ranges_minus(&[], &b).count(), 0);
+        // Brute force over small random-ish cases.
+        for seed in 0u32..200 {
+            let mk = |k: u32| -> Vec<(usize, usize)> {
+                let mut v = Vec::new();
+                let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(k);
+                for _ in 0..4 {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    let lo = (x >> 8) as usize % 30 + 1;
+                    let len = (x >> 20) as usize % 6;
+                    v.push((lo, lo + len));
+                }
+                offset_ranges(v.into_iter(), 32)
+            };
+            let (a, b) = (mk(1), mk(2));
+            let inside = |r: &[(usize, usize)], o: usize| r.iter().any(|&(l, h)| l <= o && o <= h);
+            let want: Vec<usize> = (1..=32)
+                .filter(|&o| inside(&a, o) && !inside(&b, o))
+                .collect();
+            assert_eq!(
+                ranges_minus(&a, &b).collect::<Vec<_>>(),
+                want,
+                "{a:?} - {b:?}"
+            );
+        }
     }
 }
