@@ -106,6 +106,8 @@ pub(super) struct SendQueue {
     gap_acked: usize,
     /// TSN ranges the last SACK's gap blocks acknowledged (to find what is new in the next).
     pub(super) acked_ranges: Vec<(u32, u32)>,
+    /// TSN ranges the last NR-SACK's non-renegable blocks covered.
+    pub(super) nr_acked_ranges: Vec<(u32, u32)>,
     /// Peer's receive window as last computed (RFC 9260 §6.2.1).
     pub(super) peer_rwnd: usize,
     /// The a_rwnd of the peer's INIT/INIT-ACK: its receive buffer (buffer splitting).
@@ -134,6 +136,7 @@ impl SendQueue {
             rtx_pending: 0,
             gap_acked: 0,
             acked_ranges: Vec::new(),
+            nr_acked_ranges: Vec::new(),
             peer_rwnd: 0,
             peer_rwnd_initial: 0,
             want_writable: false,
@@ -230,6 +233,7 @@ impl SendQueue {
         self.rtx_pending = 0;
         self.gap_acked = 0;
         self.acked_ranges.clear();
+        self.nr_acked_ranges.clear();
     }
 
     /// Releases `len` bytes of `stream` from the send buffer.
@@ -635,6 +639,8 @@ impl Association {
         let pi = path.0 as usize;
         // Retransmissions have priority (RFC 9260 §6.1 rule C, §7.2.4 step 3).
         let multi = self.paths.len() > 1;
+        // CMT keeps per-path transmission lists (see `Path::sent_order`).
+        let track = multi && self.cfg.cmt;
         let mut rtx_left = false;
         if self.tx.rtx_pending > 0 {
             let fast_allowed = self.paths[pi].fast_rtx_packet_allowed;
@@ -671,7 +677,11 @@ impl Association {
                 let len = s.data.len();
                 encode_data(s, buf);
                 let tsn = s.tsn;
+                let tx_count = s.tx_count;
                 self.tx.rtx_pending -= 1;
+                if track {
+                    self.paths[pi].rtx_sent.push((tsn, tx_count));
+                }
                 *room -= size;
                 wrote = true;
                 let p = &mut self.paths[pi];
@@ -740,6 +750,9 @@ impl Association {
                 p.stats.data_chunks_sent += 1;
                 if p.rtt_probe.is_none() {
                     p.rtt_probe = Some((sent.tsn, now));
+                }
+                if track {
+                    p.sent_order.push_back((sent.tsn, 1));
                 }
                 self.tx.outstanding.push_back(sent);
                 wrote = true;
@@ -932,21 +945,73 @@ impl Association {
         self.try_progress_shutdown(now);
     }
 
-    /// Each path's lowest TSN neither acknowledged nor abandoned (CUC's pseudo-cumack).
-    /// Only the holes between the gap-acked ranges are looked at.
-    fn lowest_unacked_per_path(&self) -> Vec<Option<u32>> {
+    /// The outstanding chunk a per-path list entry stands for, if the entry is current:
+    /// the chunk's last transmission is that one, on `path`, and it is not acknowledged,
+    /// abandoned or NR-acknowledged.
+    fn live_entry(&self, (tsn, txc): (u32, u16), path: PathId) -> Option<usize> {
+        let off = tsn.wrapping_sub(self.tx.cum_ack) as usize;
+        if off == 0 || off > self.tx.outstanding.len() {
+            return None;
+        }
+        let s = &self.tx.outstanding[off - 1];
+        (s.tx_count == txc && s.path == path && !s.acked && !s.abandoned && !s.nr_acked)
+            .then_some(off - 1)
+    }
+
+    /// Each path's lowest TSN neither acknowledged nor abandoned (CUC's pseudo-cumack),
+    /// from the per-path transmission lists (stale entries are dropped on the way).
+    fn lowest_unacked_per_path(&mut self) -> Vec<Option<u32>> {
         let mut v = vec![None; self.paths.len()];
-        // Without pending retransmissions only paths with bytes in flight have unacked
-        // chunks: stop once each of them is found.
-        let mut left = if self.tx.rtx_pending == 0 {
-            self.paths.iter().filter(|p| p.flight_size > 0).count()
-        } else {
-            self.paths.len()
-        };
+        for (i, slot) in v.iter_mut().enumerate() {
+            let id = PathId(i as u16);
+            while let Some(&e) = self.paths[i].sent_order.front() {
+                if self.live_entry(e, id).is_some() {
+                    *slot = Some(e.0);
+                    break;
+                }
+                self.paths[i].sent_order.pop_front();
+            }
+            let mut rtx = std::mem::take(&mut self.paths[i].rtx_sent);
+            rtx.retain(|&e| self.live_entry(e, id).is_some());
+            for &(tsn, _) in &rtx {
+                if slot.is_none_or(|lo| tsn_lt(tsn, lo)) {
+                    *slot = Some(tsn);
+                }
+            }
+            self.paths[i].rtx_sent = rtx;
+        }
+        v
+    }
+
+    /// SFR's miss candidates: the in-flight chunks of each path below the highest TSN
+    /// newly acknowledged on that path (Iyengar et al. §3.1), as queue indices.
+    fn sfr_candidates(&self, htna_on: &[Option<u32>], out: &mut Vec<usize>) {
+        for (i, h) in htna_on.iter().enumerate() {
+            let Some(h) = *h else { continue };
+            let id = PathId(i as u16);
+            let p = &self.paths[i];
+            for &e in p.sent_order.iter().take_while(|e| tsn_lt(e.0, h)) {
+                out.extend(self.live_entry(e, id));
+            }
+            for &e in p.rtx_sent.iter().filter(|e| tsn_lt(e.0, h)) {
+                out.extend(self.live_entry(e, id));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// NR gap blocks: the receiver will never renege on these chunks, so they leave the
+    /// send buffer now instead of at the cumulative ack (Natarajan et al., NR-SACK).
+    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], events: &mut VecDeque<Event>) {
         let n = self.tx.outstanding.len();
         let cum = self.tx.cum_ack;
-        let acked = offset_ranges(
-            self.tx.acked_ranges.iter().map(|&(a, b)| {
+        let blocks = offset_ranges(
+            nr_gaps.iter().map(|g| (g.start as usize, g.end as usize)),
+            n,
+        );
+        let before = offset_ranges(
+            self.tx.nr_acked_ranges.iter().map(|&(a, b)| {
                 let a = i64::from(a.wrapping_sub(cum) as i32).max(1);
                 let b = i64::from(b.wrapping_sub(cum) as i32);
                 if b < a {
@@ -957,39 +1022,9 @@ impl Association {
             }),
             n,
         );
-        for off in ranges_minus(&[(1, n)], &acked) {
-            if left == 0 {
-                break;
-            }
-            let s = &self.tx.outstanding[off - 1];
-            if s.acked || s.abandoned || s.nr_acked {
-                continue;
-            }
-            let e = &mut v[s.path.0 as usize];
-            if e.is_none() {
-                *e = Some(s.tsn);
-                left -= 1;
-            }
-        }
-        v
-    }
-
-    /// NR gap blocks: the receiver will never renege on these chunks, so they leave the
-    /// send buffer now instead of at the cumulative ack (Natarajan et al., NR-SACK).
-    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], events: &mut VecDeque<Event>) {
-        let mut bi = 0usize;
-        for i in 0..self.tx.outstanding.len() {
-            let off = i + 1;
-            while bi < nr_gaps.len() && (nr_gaps[bi].end as usize) < off {
-                bi += 1;
-            }
-            if bi >= nr_gaps.len() {
-                break;
-            }
-            if (nr_gaps[bi].start as usize) > off {
-                continue;
-            }
-            let s = &mut self.tx.outstanding[i];
+        // Only what this NR-SACK adds (non-renegable blocks never shrink).
+        for off in ranges_minus(&blocks, &before) {
+            let s = &mut self.tx.outstanding[off - 1];
             if s.abandoned || s.nr_acked || !s.acked {
                 continue;
             }
@@ -1003,6 +1038,12 @@ impl Association {
             s.data = s.data.slice(0..0);
             self.tx.release(stream, len, events);
         }
+        self.tx.nr_acked_ranges.clear();
+        self.tx.nr_acked_ranges.extend(
+            blocks
+                .iter()
+                .map(|&(a, b)| (cum.wrapping_add(a as u32), cum.wrapping_add(b as u32))),
+        );
     }
 
     fn process_gaps(
@@ -1105,8 +1146,13 @@ impl Association {
         let mut lost: Vec<(usize, PathId)> = Vec::new();
         // Only the holes between the blocks can be missing.
         let limit_off = limit.wrapping_sub(cum) as usize;
-        for off in ranges_minus(&[(1, limit_off.min(n))], &blocks) {
-            let i = off - 1;
+        let mut candidates: Vec<usize> = Vec::new();
+        if sfr {
+            self.sfr_candidates(&htna_on, &mut candidates);
+        } else {
+            candidates.extend(ranges_minus(&[(1, limit_off.min(n))], &blocks).map(|o| o - 1));
+        }
+        for i in candidates {
             let s = &mut self.tx.outstanding[i];
             if !tsn_lt(s.tsn, limit) {
                 break;
@@ -1400,6 +1446,8 @@ impl Association {
         let cfg = self.cfg.clone();
         for p in &mut self.paths {
             p.flight_size = 0;
+            p.sent_order.clear();
+            p.rtx_sent.clear();
             p.t3_rtx = None;
             p.rtt_probe = None;
             p.fast_recovery_exit = None;

@@ -143,6 +143,13 @@ pub(crate) struct Path {
     pub(crate) buffered: usize,
     /// Packets with new data still allowed in this burst (Max.Burst, RFC 9260 §6.1).
     pub(crate) burst_budget: u32,
+    /// CMT: (TSN, transmission count) of first transmissions on this path, in TSN order;
+    /// entries go stale when acked or moved and are dropped lazily from the front. They
+    /// give the path's pseudo-cumack and SFR's miss candidates without scanning the
+    /// whole retransmission queue.
+    pub(crate) sent_order: std::collections::VecDeque<(u32, u16)>,
+    /// CMT: the same for retransmissions (few, not in TSN order).
+    pub(crate) rtx_sent: Vec<(u32, u16)>,
     pub(crate) stats: PathStats,
 }
 
@@ -177,6 +184,8 @@ impl Path {
             rtt_probe: None,
             buffered: 0,
             burst_budget: cfg.max_burst,
+            sent_order: std::collections::VecDeque::new(),
+            rtx_sent: Vec::new(),
             stats: PathStats::default(),
         }
     }
