@@ -30,6 +30,9 @@ pub(crate) enum ReproduceCommand {
         /// Runs at a time [default: the number of cores]. Results do not depend on it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         jobs: Option<u64>,
+        /// Seeds per point [default: 24 as in the paper, 2 with --quick].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        seeds: Option<u32>,
     },
 }
 
@@ -42,8 +45,14 @@ fn wall_clock() -> Instant {
 }
 
 pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
-    let ReproduceCommand::CmtScheduling { quick, out, jobs } = cmd;
+    let ReproduceCommand::CmtScheduling {
+        quick,
+        out,
+        jobs,
+        seeds,
+    } = cmd;
     let opts = ReproduceOptions {
+        seeds,
         quick,
         out: out.unwrap_or_else(|| PathBuf::from("results/cmt-scheduling")),
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),

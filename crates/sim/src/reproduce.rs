@@ -75,6 +75,8 @@ pub struct ReproduceOptions {
     pub out: PathBuf,
     /// Worker threads (0: all cores).
     pub jobs: usize,
+    /// Seeds per point instead of the paper's 24 (or the quick run's 2).
+    pub seeds: Option<u32>,
 }
 
 /// Why a reproduction failed.
@@ -583,8 +585,12 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
             ),
         )
     } else {
-        (24, "19 s warm-up, 300 s measurement, σ = 32…320 KiB".into())
+        (
+            24,
+            "19 s warm-up, 300 s measurement, σ = 32…320 KiB (Fig. 6 up to 1 MiB)".into(),
+        )
     };
+    let seeds = opts.seeds.unwrap_or(seeds);
     let _ = writeln!(
         md,
         "Setup of 001_*.txt §5 (`scenarios/papers/cmt-fig*.toml`): {seeds} seeds per point, {meas}; \
@@ -647,7 +653,7 @@ pub fn cmt_scheduling(
         let exp = experiment(fig, opts.quick)?;
         let ropts = RunnerOptions {
             jobs: opts.jobs,
-            seeds: None,
+            seeds: opts.seeds,
             out: None,
         };
         let id = fig.id;

@@ -18,6 +18,7 @@ fn quick() -> Results {
         quick: true,
         out: dir.clone(),
         jobs: 0,
+        seeds: None,
     };
     let (results, reports) = reproduce::cmt_scheduling(&opts, &run::run, &|_, _, _| {}).unwrap();
     for r in &reports {
