@@ -177,6 +177,13 @@ fn bind_socket(addr: SocketAddr, buffer: usize) -> io::Result<Sock> {
     let _ = s.set_send_buffer_size(buffer);
     let _ = s.set_recv_buffer_size(buffer);
     s.set_nonblocking(true)?;
+    // ICMP errors about our datagrams (unreachable, too big) land in the socket's error
+    // queue, which `Driver::drain_errors` hands to the core. Best effort.
+    let _ = if addr.is_ipv4() {
+        nix::sys::socket::setsockopt(&s, nix::sys::socket::sockopt::Ipv4RecvErr, &true)
+    } else {
+        nix::sys::socket::setsockopt(&s, nix::sys::socket::sockopt::Ipv6RecvErr, &true)
+    };
     s.bind(&addr.into())?;
     let std: std::net::UdpSocket = s.into();
     let io = UdpSocket::from_std(std)?;
@@ -287,6 +294,19 @@ impl Driver {
                 }
                 Poll::Pending
             });
+            // Error-queue readiness (EPOLLERR) of each socket: ICMP about our datagrams.
+            let mut err_ready: Vec<_> = socks
+                .iter()
+                .map(|s| Box::pin(s.io.ready(Interest::ERROR)))
+                .collect();
+            let errored = poll_fn(move |cx| {
+                for (i, f) in err_ready.iter_mut().enumerate() {
+                    if f.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(i);
+                    }
+                }
+                Poll::Pending
+            });
             tokio::select! {
                 cmd = self.cmds.recv() => {
                     match cmd {
@@ -301,6 +321,7 @@ impl Driver {
                     }
                 }
                 i = readable => self.read(i),
+                i = errored => self.drain_errors(i),
                 () = async {
                     match sleep_at {
                         Some(t) => tokio::time::sleep_until(t).await,
@@ -365,8 +386,11 @@ impl Driver {
             let n = match res {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                // ICMP errors (ECONNREFUSED...) and the like: the core's timers handle loss.
-                Err(_) => continue,
+                // An ICMP error surfaced here (ECONNREFUSED...): its details are queued.
+                Err(_) => {
+                    self.drain_errors(i);
+                    continue;
+                }
             };
             let now = self.now();
             let sock_local = self.socks[i].local;
@@ -399,6 +423,70 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// Reads socket `i`'s error queue (IP_RECVERR) and hands each ICMP error about a
+    /// datagram we sent to the core: unreachable, or too big with the reported MTU.
+    fn drain_errors(&mut self, i: usize) {
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg};
+        use std::os::fd::{AsFd, AsRawFd};
+        let local = self.socks[i].local;
+        let mut found: Vec<(SocketAddr, braid_proto::IcmpError, Vec<u8>)> = Vec::new();
+        // Bounded, like reads: a flood of errors cannot starve the loop.
+        for _ in 0..64 {
+            let sock = &self.socks[i];
+            let mut quoted = [0u8; 64];
+            let res = sock.io.try_io(Interest::ERROR, || {
+                let fd = sock.io.as_fd().as_raw_fd();
+                let mut iov = [IoSliceMut::new(&mut quoted)];
+                // Room for the extended error and the other ancillary data quinn-udp enabled
+                // on the socket (packet info, TOS, GRO).
+                let mut cmsg = [0u8; 512];
+                let msg = recvmsg::<SockaddrStorage>(
+                    fd,
+                    &mut iov,
+                    Some(&mut cmsg),
+                    MsgFlags::MSG_ERRQUEUE | MsgFlags::MSG_DONTWAIT,
+                )
+                .map_err(io::Error::from)?;
+                let dst = msg.address.and_then(|a| {
+                    a.as_sockaddr_in()
+                        .map(|v4| SocketAddr::V4((*v4).into()))
+                        .or_else(|| a.as_sockaddr_in6().map(|v6| SocketAddr::V6((*v6).into())))
+                });
+                let mut kind = None;
+                for c in msg.cmsgs().map_err(io::Error::from)? {
+                    let e = match c {
+                        ControlMessageOwned::Ipv4RecvErr(e, _)
+                        | ControlMessageOwned::Ipv6RecvErr(e, _) => e,
+                        _ => continue,
+                    };
+                    kind = match e.ee_errno as i32 {
+                        nix::libc::EMSGSIZE => Some(braid_proto::IcmpError::TooBig {
+                            mtu: e.ee_info as usize,
+                        }),
+                        nix::libc::ECONNREFUSED
+                        | nix::libc::EHOSTUNREACH
+                        | nix::libc::ENETUNREACH
+                        | nix::libc::EHOSTDOWN => Some(braid_proto::IcmpError::Unreachable),
+                        _ => None,
+                    };
+                }
+                Ok((dst, kind, msg.bytes))
+            });
+            match res {
+                Ok((Some(dst), Some(kind), n)) => {
+                    found.push((dst, kind, quoted[..n.min(quoted.len())].to_vec()));
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        let now = self.now();
+        for (dst, kind, q) in found {
+            self.ep.handle_icmp(now, local, dst, &q, kind);
+        }
+        self.collect_transmits(now);
     }
 
     fn command(&mut self, c: Cmd) {

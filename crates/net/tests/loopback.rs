@@ -237,8 +237,9 @@ async fn backpressure_resumes() {
 #[tokio::test]
 async fn connect_to_closed_port_fails() {
     timeout(LIMIT, async {
-        // A port nobody listens on (ICMP port unreachable, which the driver ignores): the
-        // handshake times out after Max.Init.Retransmits.
+        // A port nobody listens on: the kernel answers the INIT with ICMP port unreachable,
+        // the driver reads it from the error queue (IP_RECVERR) and the core fails the
+        // handshake at once (RFC 6951 §5.5) instead of after Max.Init.Retransmits.
         let port = std::net::UdpSocket::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -247,7 +248,8 @@ async fn connect_to_closed_port_fails() {
         let cli = client("127.0.0.1:0", assoc_cfg());
         let remote: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let e = cli.connect(&[remote], 5001).await.unwrap_err();
-        assert_eq!(e, Error::Closed(CloseReason::HandshakeTimeout));
+        // Unreachable (not HandshakeTimeout) says the ICMP error ended it.
+        assert_eq!(e, Error::Closed(CloseReason::Unreachable));
         cli.close().await;
     })
     .await

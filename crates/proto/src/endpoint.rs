@@ -231,6 +231,30 @@ impl Endpoint {
         self.out_of_the_blue(now, local, remote, h, &packet);
     }
 
+    /// An ICMP error the driver received about a packet it sent from `local` to `remote`;
+    /// `quoted` is the start of that packet (its SCTP common header at least), as the ICMP
+    /// message quoted it. Unverifiable or unknown ones are ignored (RFC 9260 Appendix C).
+    pub fn handle_icmp(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        quoted: &[u8],
+        err: crate::IcmpError,
+    ) {
+        let Ok(h) = CommonHeader::peek(quoted) else {
+            return;
+        };
+        if h.src_port != self.cfg.port {
+            return;
+        }
+        if let Some(&id) = self.by_peer.get(&(remote.ip(), h.dst_port))
+            && let Some(a) = self.assocs.get_mut(&id)
+        {
+            a.handle_icmp(now, local, remote, quoted, err);
+        }
+    }
+
     /// A packet for no association (RFC 9260 §8.4), or the start of a new one.
     fn out_of_the_blue(
         &mut self,

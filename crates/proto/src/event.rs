@@ -50,6 +50,21 @@ pub enum CloseReason {
     PeerUnreachable,
     /// The peer broke the protocol; we sent an ABORT with this cause.
     ProtocolViolation(ErrorCause),
+    /// The handshake was answered by an ICMP destination or port unreachable (RFC 9260
+    /// Appendix C; RFC 6951 §5.5: port unreachable stands for protocol unreachable).
+    Unreachable,
+}
+
+/// An ICMP error about a packet we sent, as the driver learned it (IP_RECVERR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IcmpError {
+    /// Destination, host or port unreachable.
+    Unreachable,
+    /// Packet too big / fragmentation needed: the path MTU (IP packet bytes) it reports.
+    TooBig {
+        /// The next-hop MTU from the ICMP message.
+        mtu: usize,
+    },
 }
 
 impl std::fmt::Display for CloseReason {
@@ -59,6 +74,7 @@ impl std::fmt::Display for CloseReason {
             Self::LocalAbort => f.write_str("aborted locally"),
             Self::PeerAbort(c) => write!(f, "aborted by the peer ({c:?})"),
             Self::HandshakeTimeout => f.write_str("handshake timed out"),
+            Self::Unreachable => f.write_str("peer unreachable (ICMP)"),
             Self::PeerUnreachable => {
                 f.write_str("peer unreachable: Association.Max.Retrans exceeded")
             }

@@ -27,7 +27,7 @@ pub use config::{
     SchedulerKind,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};
-pub use event::{CloseReason, Event, SendError};
+pub use event::{CloseReason, Event, IcmpError, SendError};
 pub use path::{PathId, PathInfo, PathState, PathStats};
 pub use recv::reassembly::ReceivedMessage;
 pub use time::Instant;

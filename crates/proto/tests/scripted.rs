@@ -1522,3 +1522,78 @@ fn an_abort_with_cause_14_closes_the_restarting_side_with_that_cause() {
     assert!(s.saw(&Event::Closed(CloseReason::PeerAbort(vec![cause]))));
     assert_eq!(s.assoc().state(), State::Closed);
 }
+
+// ============================================================================ ICMP
+
+#[test]
+fn an_icmp_unreachable_for_our_init_fails_the_handshake_at_once() {
+    let mut s = Script::client(71);
+    s.connect();
+    let quoted = s.last.as_ref().unwrap().bytes.clone();
+    // A forged one (wrong Initiate Tag in the quoted INIT) changes nothing (App. C, ICMP6).
+    let mut forged = quoted.to_vec();
+    forged[16] ^= 0xff;
+    let (now, local, remote) = (s.now, s.local, s.remote);
+    s.ep.handle_icmp(
+        now,
+        local,
+        remote,
+        &forged,
+        braid_proto::IcmpError::Unreachable,
+    );
+    s.flush();
+    assert_eq!(s.assoc().state(), State::CookieWait);
+    // The genuine one: RFC 6951 §5.5 port unreachable = nobody speaks SCTP there.
+    s.ep.handle_icmp(
+        now,
+        local,
+        remote,
+        &quoted[..20],
+        braid_proto::IcmpError::Unreachable,
+    );
+    s.flush();
+    assert!(s.saw(&Event::Closed(CloseReason::Unreachable)));
+}
+
+#[test]
+fn an_icmp_too_big_lowers_the_path_mtu_within_bounds() {
+    let mut s = Script::server(72);
+    s.establish_passive();
+    let mtu0 = s.assoc().paths()[0].mtu;
+    s.app_send(0, b"x");
+    let quoted = s.expect().bytes.clone();
+    let (now, local, remote) = (s.now, s.local, s.remote);
+    // Too small to be believed (below 576): ignored.
+    s.ep.handle_icmp(
+        now,
+        local,
+        remote,
+        &quoted,
+        braid_proto::IcmpError::TooBig { mtu: 300 },
+    );
+    assert_eq!(s.assoc().paths()[0].mtu, mtu0);
+    // A wrong tag: ignored.
+    let mut forged = quoted.to_vec();
+    forged[4] ^= 1;
+    s.ep.handle_icmp(
+        now,
+        local,
+        remote,
+        &forged,
+        braid_proto::IcmpError::TooBig { mtu: 1280 },
+    );
+    assert_eq!(s.assoc().paths()[0].mtu, mtu0);
+    // Genuine: 1280-byte IP packets, less IPv4 + UDP headers.
+    s.ep.handle_icmp(
+        now,
+        local,
+        remote,
+        &quoted,
+        braid_proto::IcmpError::TooBig { mtu: 1280 },
+    );
+    assert_eq!(s.assoc().paths()[0].mtu, 1280 - 28);
+    // Big messages now leave in packets that fit.
+    s.app_send(0, &[7u8; 3000]);
+    let sizes: Vec<usize> = (0..3).map(|_| s.expect().bytes.len()).collect();
+    assert!(sizes.iter().all(|&n| n <= 1280 - 28), "{sizes:?}");
+}

@@ -36,6 +36,57 @@ impl Association {
         self.handle_verified(now, local, remote, packet, false);
     }
 
+    /// An ICMP error about a packet we sent (RFC 9260 Appendix C). The quoted packet's
+    /// verification tag must be the one we use towards the peer — or 0 with an INIT that
+    /// carries our Initiate Tag — so an off-path attacker cannot forge one.
+    pub(crate) fn handle_icmp(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        quoted: &[u8],
+        err: crate::IcmpError,
+    ) {
+        let Ok(h) = CommonHeader::peek(quoted) else {
+            return;
+        };
+        let verified = if h.verification_tag == 0 {
+            // ICMP6: a quoted INIT with our Initiate Tag.
+            quoted.get(12) == Some(&1)
+                && quoted
+                    .get(16..20)
+                    .is_some_and(|t| t == self.local_tag.to_be_bytes())
+        } else {
+            h.verification_tag == self.peer_tag
+        };
+        if !verified || self.state == State::Closed {
+            return;
+        }
+        let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
+        match err {
+            crate::IcmpError::Unreachable => {
+                if matches!(self.state, State::CookieWait | State::CookieEchoed) {
+                    // ICMP5 / RFC 6951 §5.5: nobody speaks SCTP there: fail at once.
+                    self.close(now, CloseReason::Unreachable);
+                } else {
+                    // Later, one error on the path, as a lost packet would count.
+                    self.count_error(now, path);
+                }
+            }
+            crate::IcmpError::TooBig { mtu } => {
+                // RFC 9260 §7.3 / RFC 8899 §4.6.1: a smaller PMTU for packets to come.
+                let p = &mut self.paths[path.0 as usize];
+                let sctp = mtu.saturating_sub(crate::path::header_overhead(
+                    &p.remote,
+                    self.cfg.udp_encapsulation,
+                ));
+                if sctp >= crate::path::MIN_SCTP_MTU && sctp < p.mtu {
+                    p.mtu = sctp;
+                }
+            }
+        }
+    }
+
     /// As `handle_datagram` for a packet whose checksum was verified; `skip_first` skips a
     /// COOKIE-ECHO the endpoint already processed to create this association.
     pub(crate) fn handle_verified(

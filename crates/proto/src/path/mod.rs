@@ -48,6 +48,10 @@ impl std::fmt::Display for PathState {
     }
 }
 
+/// The smallest SCTP packet size a path is ever given: what fits IPv4's 576-byte minimum
+/// datagram behind IP and UDP headers (RFC 791, RFC 8899 §5.1.2).
+pub(crate) const MIN_SCTP_MTU: usize = 576 - 20 - 8;
+
 /// Bytes of IP (and UDP) headers in front of the SCTP packet on a path.
 pub(crate) fn header_overhead(remote: &SocketAddr, udp: bool) -> usize {
     let ip = if remote.is_ipv4() { 20 } else { 40 };
