@@ -56,6 +56,10 @@ pub(crate) enum Cmd {
         id: AssocId,
         reply: oneshot::Sender<Result<Vec<PathInfo>, Error>>,
     },
+    OpenStreams {
+        id: AssocId,
+        reply: oneshot::Sender<Result<(u16, u16), Error>>,
+    },
     Shutdown {
         id: AssocId,
         reply: oneshot::Sender<CloseReason>,
@@ -555,6 +559,13 @@ impl Driver {
             Cmd::Stats { id, reply } => {
                 let r = match self.ep.association(id) {
                     Some(a) => Ok(a.stats()),
+                    None => Err(self.gone(id)),
+                };
+                let _ = reply.send(r);
+            }
+            Cmd::OpenStreams { id, reply } => {
+                let r = match self.ep.association(id) {
+                    Some(a) => Ok(a.open_streams()),
                     None => Err(self.gone(id)),
                 };
                 let _ = reply.send(r);

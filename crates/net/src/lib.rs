@@ -366,6 +366,17 @@ impl Association {
         self.request(|reply| Cmd::Stats { id, reply }).await?
     }
 
+    /// The negotiated stream counts: (outbound, inbound). Outbound streams are
+    /// `0..outbound` for [`Association::send`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EndpointClosed`], or [`Error::Closed`] once the endpoint forgot it.
+    pub async fn open_streams(&self) -> Result<(u16, u16), Error> {
+        let id = self.id;
+        self.request(|reply| Cmd::OpenStreams { id, reply }).await?
+    }
+
     /// Snapshots of the paths.
     ///
     /// # Errors

@@ -59,6 +59,8 @@ async fn echo(local: &str) {
         srv.close().await;
     });
     let a = cli.connect(&[srv_addr], 5001).await.unwrap();
+    // Both sides asked for 16 outbound streams and accept up to 1024 inbound.
+    assert_eq!(a.open_streams().await.unwrap(), (16, 16));
     let mut expected = Vec::new();
     for i in 0..200u32 {
         let stream = (i % 5) as u16;

@@ -293,6 +293,12 @@ impl Association {
         self.tx.stream_buffered(stream)
     }
 
+    /// The streams open on this association after the handshake: (outbound, inbound), the
+    /// counts both sides agreed on in INIT/INIT-ACK (RFC 9260 §5.1.1).
+    pub fn open_streams(&self) -> (u16, u16) {
+        (self.tx.stream_count(), self.inbound_streams)
+    }
+
     /// Makes `path` the primary path: without CMT new data goes there while it is usable
     /// (RFC 9260 §5.1.2, SCTP_PRIMARY_ADDR of RFC 6458). Returns false for an unknown or
     /// unconfirmed path.
