@@ -46,9 +46,9 @@ pub const CMT_SCHEDULING: [FigureFile; 3] = [
         id: "fig6",
         file: "scenarios/papers/cmt-fig6.toml",
         text: include_str!("../../../scenarios/papers/cmt-fig6.toml"),
-        // 1 MiB: large enough for Equation 1 with braid's queueing delay on path A (the
-        // paper's "sufficiently large σ"; 001 §6.2 does not give the value).
-        quick_buffers: &["128KiB", "256KiB", "1MiB"],
+        // 640 KiB and 1 MiB: large enough for Equation 1 with braid's queueing delay on path
+        // A (the paper's "sufficiently large σ"; 001 §6.2 does not give the value).
+        quick_buffers: &["128KiB", "256KiB", "640KiB", "1MiB"],
     },
     FigureFile {
         id: "fig7",
