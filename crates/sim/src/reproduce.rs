@@ -419,7 +419,12 @@ fn compose(
     }
     let mut c = chart.ok_or_else(|| plot::PlotError::Spec("nothing to plot".into()))?;
     c.title = title.into();
-    c.x_label = "σ = send buffer = receive buffer (KiB)".into();
+    // Keep the unit the plot module chose for the σ axis (KiB, or MiB when σ reaches 1 MiB).
+    let unit = c
+        .x_label
+        .rfind('(')
+        .map_or_else(|| "(KiB)".to_string(), |i| c.x_label[i..].to_string());
+    c.x_label = format!("σ = send buffer = receive buffer {unit}");
     c.y_label = y_label.into();
     c.series = series;
     Ok(c)
