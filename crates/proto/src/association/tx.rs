@@ -409,6 +409,38 @@ fn offset_ranges(it: impl Iterator<Item = (usize, usize)>, n: usize) -> Vec<(usi
     out
 }
 
+/// Gap ack blocks as offset ranges within 1..=n (see [`offset_ranges`]).
+fn block_offsets(gaps: &[GapAckBlock], n: usize) -> Vec<(usize, usize)> {
+    offset_ranges(gaps.iter().map(|g| (g.start as usize, g.end as usize)), n)
+}
+
+/// TSN ranges as offsets from the cumulative ack `cum` within 1..=n: serial-number distances
+/// (RFC 1982), so parts at or below `cum` come out < 1 and are cut off.
+fn tsn_offsets(ranges: &[(u32, u32)], cum: u32, n: usize) -> Vec<(usize, usize)> {
+    offset_ranges(
+        ranges.iter().map(|&(a, b)| {
+            let a = i64::from(a.wrapping_sub(cum) as i32).max(1);
+            let b = i64::from(b.wrapping_sub(cum) as i32);
+            if b < a {
+                (1, 0)
+            } else {
+                (a as usize, b as usize)
+            }
+        }),
+        n,
+    )
+}
+
+/// Offset ranges from `cum` back to TSN ranges, into `out` (replacing its contents).
+fn offsets_to_tsns(offsets: &[(usize, usize)], cum: u32, out: &mut Vec<(u32, u32)>) {
+    out.clear();
+    out.extend(
+        offsets
+            .iter()
+            .map(|&(a, b)| (cum.wrapping_add(a as u32), cum.wrapping_add(b as u32))),
+    );
+}
+
 /// Every offset in the sorted, merged ranges `a` that is not in `b`, in order.
 fn ranges_minus<'a>(
     a: &'a [(usize, usize)],
@@ -1006,22 +1038,8 @@ impl Association {
     fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], events: &mut VecDeque<Event>) {
         let n = self.tx.outstanding.len();
         let cum = self.tx.cum_ack;
-        let blocks = offset_ranges(
-            nr_gaps.iter().map(|g| (g.start as usize, g.end as usize)),
-            n,
-        );
-        let before = offset_ranges(
-            self.tx.nr_acked_ranges.iter().map(|&(a, b)| {
-                let a = i64::from(a.wrapping_sub(cum) as i32).max(1);
-                let b = i64::from(b.wrapping_sub(cum) as i32);
-                if b < a {
-                    (1, 0)
-                } else {
-                    (a as usize, b as usize)
-                }
-            }),
-            n,
-        );
+        let blocks = block_offsets(nr_gaps, n);
+        let before = tsn_offsets(&self.tx.nr_acked_ranges, cum, n);
         // Only what this NR-SACK adds (non-renegable blocks never shrink).
         for off in ranges_minus(&blocks, &before) {
             let s = &mut self.tx.outstanding[off - 1];
@@ -1038,12 +1056,7 @@ impl Association {
             s.data = s.data.slice(0..0);
             self.tx.release(stream, len, events);
         }
-        self.tx.nr_acked_ranges.clear();
-        self.tx.nr_acked_ranges.extend(
-            blocks
-                .iter()
-                .map(|&(a, b)| (cum.wrapping_add(a as u32), cum.wrapping_add(b as u32))),
-        );
+        offsets_to_tsns(&blocks, cum, &mut self.tx.nr_acked_ranges);
     }
 
     fn process_gaps(
@@ -1072,22 +1085,9 @@ impl Association {
         // merged (a hostile peer may send them in any order), clipped to what was sent.
         let n = self.tx.outstanding.len();
         let cum = self.tx.cum_ack;
-        let blocks = offset_ranges(gaps.iter().map(|g| (g.start as usize, g.end as usize)), n);
+        let blocks = block_offsets(gaps, n);
         // What the previous SACK acknowledged above today's cumulative ack.
-        let before = offset_ranges(
-            self.tx.acked_ranges.iter().map(|&(a, b)| {
-                // Serial-number distances from the cumulative ack (RFC 1982): parts at or
-                // below it come out < 1 and are cut off.
-                let a = i64::from(a.wrapping_sub(cum) as i32).max(1);
-                let b = i64::from(b.wrapping_sub(cum) as i32);
-                if b < a {
-                    (1, 0)
-                } else {
-                    (a as usize, b as usize)
-                }
-            }),
-            n,
-        );
+        let before = tsn_offsets(&self.tx.acked_ranges, cum, n);
         // Newly acknowledged: in a block now, not in the previous SACK's (O(new), not
         // O(window): under CMT most of the window is gap-acked for a while).
         for off in ranges_minus(&blocks, &before) {
@@ -1130,12 +1130,7 @@ impl Association {
         if let Some(&(_, e)) = blocks.last() {
             highest_acked = Some(self.tx.outstanding[e - 1].tsn);
         }
-        self.tx.acked_ranges.clear();
-        self.tx.acked_ranges.extend(
-            blocks
-                .iter()
-                .map(|&(a, b)| (cum.wrapping_add(a as u32), cum.wrapping_add(b as u32))),
-        );
+        offsets_to_tsns(&blocks, cum, &mut self.tx.acked_ranges);
         // Miss indications: every unacknowledged TSN below the limit gets one (§7.2.4).
         let limit = if cum_advanced && self.paths.iter().any(|p| p.fast_recovery_exit.is_some()) {
             highest_acked
