@@ -1,10 +1,14 @@
 //! Error causes carried in ABORT and ERROR chunks and in Error Cause Indication parameters
 //! (RFC 9260 §3.3.10; RFC 5061 §5.1; RFC 6951 and the NEAT report, 003_*.txt Appendix F).
 
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
 use bytes::Bytes;
 
 use crate::codec::{Reader, padding, put_tlv_header, put_u16, put_u32, put_zeros};
 use crate::error::{DecodeError, Result};
+use crate::param::{ParamType, param_name};
 
 /// An error cause code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,6 +53,36 @@ impl CauseCode {
     pub const ILLEGAL_ASCONF_ACK: Self = Self(0x00A3);
     /// Request Refused - No Authorization (RFC 5061).
     pub const NO_AUTHORIZATION: Self = Self(0x00A4);
+}
+
+impl CauseCode {
+    /// The cause's name as its RFC gives it (RFC 9260 §3.3.10, RFC 5061 §5.1, RFC 4895 §4.1,
+    /// 003_*.txt Appendix F), or `None` for a code braid does not know.
+    pub const fn name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            1 => "Invalid Stream Identifier",
+            2 => "Missing Mandatory Parameter",
+            3 => "Stale Cookie Error",
+            4 => "Out of Resource",
+            5 => "Unresolvable Address",
+            6 => "Unrecognized Chunk Type",
+            7 => "Invalid Mandatory Parameter",
+            8 => "Unrecognized Parameters",
+            9 => "No User Data",
+            10 => "Cookie Received While Shutting Down",
+            11 => "Restart of an Association with New Addresses",
+            12 => "User-Initiated Abort",
+            13 => "Protocol Violation",
+            14 => "Restart of an Association with New Encapsulation Port",
+            0x00A0 => "Request to Delete Last Remaining IP Address",
+            0x00A1 => "Operation Refused Due to Resource Shortage",
+            0x00A2 => "Request to Delete Source IP Address",
+            0x00A3 => "Association Aborted Due to Illegal ASCONF-ACK",
+            0x00A4 => "Request Refused - No Authorization",
+            0x0105 => "Unsupported HMAC Identifier",
+            _ => return None,
+        })
+    }
 }
 
 /// One error cause. Opaque payloads (a returned chunk or parameter, free text) stay as bytes.
@@ -278,5 +312,314 @@ impl ErrorCause {
             last_start = Some(out.len());
             c.encode_unpadded(out);
         }
+    }
+}
+
+/// At most this many characters of a peer's free text are shown (a hostile ABORT may carry
+/// up to 64 KiB of it).
+const MAX_TEXT: usize = 200;
+
+/// Peer-supplied text: UTF-8 shown with control characters escaped (no terminal escape
+/// sequences from the network) and cut at [`MAX_TEXT`]; anything else as hex.
+fn write_text(f: &mut fmt::Formatter<'_>, b: &[u8]) -> fmt::Result {
+    // Some stacks send C strings: a trailing NUL is not part of the text.
+    let b = b.strip_suffix(&[0]).unwrap_or(b);
+    match std::str::from_utf8(b) {
+        Ok(s) => {
+            for (i, c) in s.chars().enumerate() {
+                if i == MAX_TEXT {
+                    return f.write_str("...");
+                }
+                if c.is_control() {
+                    write!(f, "{}", c.escape_default())?;
+                } else {
+                    write!(f, "{c}")?;
+                }
+            }
+            Ok(())
+        }
+        Err(_) => write_hex(f, b),
+    }
+}
+
+/// `N bytes: 0a 1b ...` (the first 16 bytes).
+fn write_hex(f: &mut fmt::Formatter<'_>, b: &[u8]) -> fmt::Result {
+    write!(f, "{} bytes:", b.len())?;
+    for x in b.iter().take(16) {
+        write!(f, " {x:02x}")?;
+    }
+    if b.len() > 16 {
+        f.write_str(" ...")?;
+    }
+    Ok(())
+}
+
+/// The (type, value) TLVs of `b`, as far as they are well formed.
+fn tlvs(mut b: &[u8]) -> impl Iterator<Item = (ParamType, &[u8])> {
+    std::iter::from_fn(move || {
+        let [t0, t1, l0, l1, ..] = *b else {
+            return None;
+        };
+        let len = usize::from(u16::from_be_bytes([l0, l1]));
+        let value = b.get(4..len)?;
+        b = b.get((len + 3) & !3..).unwrap_or(&[]);
+        Some((ParamType(u16::from_be_bytes([t0, t1])), value))
+    })
+}
+
+/// One address parameter (RFC 9260 §3.3.2.1) in words.
+fn write_address(f: &mut fmt::Formatter<'_>, ty: ParamType, v: &[u8]) -> fmt::Result {
+    match (ty, v.len()) {
+        (ParamType::IPV4_ADDRESS, 4) => {
+            write!(f, "{}", IpAddr::V4(Ipv4Addr::new(v[0], v[1], v[2], v[3])))
+        }
+        (ParamType::IPV6_ADDRESS, 16) => {
+            let mut o = [0u8; 16];
+            o.copy_from_slice(v);
+            write!(f, "{}", IpAddr::V6(Ipv6Addr::from(o)))
+        }
+        (ParamType::HOST_NAME_ADDRESS, _) => {
+            f.write_str("host name ")?;
+            write_text(f, v)
+        }
+        _ => write!(f, "{} (type {:#06x})", param_name(ty), ty.0),
+    }
+}
+
+/// `: `, then the address parameters of a TLV list separated by `, ` (hex if none is well
+/// formed; nothing if `b` is empty).
+fn write_addresses(f: &mut fmt::Formatter<'_>, b: &[u8]) -> fmt::Result {
+    if b.is_empty() {
+        return Ok(());
+    }
+    f.write_str(": ")?;
+    if tlvs(b).next().is_none() {
+        return write_hex(f, b);
+    }
+    for (i, (ty, v)) in tlvs(b).enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write_address(f, ty, v)?;
+    }
+    Ok(())
+}
+
+/// `: ` before the first item, `, ` before the others.
+fn sep(i: usize) -> &'static str {
+    if i == 0 { ": " } else { ", " }
+}
+
+/// The RFC 5061 causes carry the ASCONF request parameter they refuse.
+fn write_request(f: &mut fmt::Formatter<'_>, name: &str, b: &[u8]) -> fmt::Result {
+    f.write_str(name)?;
+    if let Some((ty, _)) = tlvs(b).next() {
+        write!(f, " (request: {})", param_name(ty))?;
+    }
+    Ok(())
+}
+
+/// The cause's RFC name with its useful fields, for people (logs, error messages): e.g.
+/// `Invalid Stream Identifier 7`, `User-Initiated Abort: shutting down`.
+impl fmt::Display for ErrorCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.code().name().unwrap_or("unknown error cause");
+        match self {
+            Self::InvalidStreamIdentifier { stream_id } => write!(f, "{name} {stream_id}"),
+            Self::MissingMandatoryParameter { param_types } => {
+                f.write_str(name)?;
+                for (i, t) in param_types.iter().enumerate() {
+                    write!(f, "{}{}", sep(i), param_name(ParamType(*t)))?;
+                }
+                Ok(())
+            }
+            Self::StaleCookie { staleness_us } => {
+                write!(f, "{name} (cookie {staleness_us} us too old)")
+            }
+            Self::OutOfResource
+            | Self::InvalidMandatoryParameter
+            | Self::CookieWhileShuttingDown
+            | Self::IllegalAsconfAck => f.write_str(name),
+            Self::UnresolvableAddress(b) | Self::RestartWithNewAddresses(b) => {
+                f.write_str(name)?;
+                write_addresses(f, b)
+            }
+            Self::UnrecognizedChunkType(b) => match b.first() {
+                Some(t) => write!(f, "{name} {t:#04x}"),
+                None => f.write_str(name),
+            },
+            Self::UnrecognizedParameters(b) => {
+                f.write_str(name)?;
+                for (i, (ty, _)) in tlvs(b).enumerate() {
+                    write!(f, "{}{} (type {:#06x})", sep(i), param_name(ty), ty.0)?;
+                }
+                Ok(())
+            }
+            Self::NoUserData { tsn } => write!(f, "{name} (TSN {tsn})"),
+            Self::UserInitiatedAbort(b) | Self::ProtocolViolation(b) => {
+                f.write_str(name)?;
+                if b.iter().any(|&x| x != 0) {
+                    f.write_str(": ")?;
+                    write_text(f, b)?;
+                }
+                Ok(())
+            }
+            Self::RestartWithNewEncapsulationPort {
+                current_port,
+                new_port,
+            } => write!(
+                f,
+                "{name} (current port {current_port}, new port {new_port})"
+            ),
+            Self::DeleteLastRemainingAddress(b)
+            | Self::ResourceShortage(b)
+            | Self::DeleteSourceAddress(b)
+            | Self::NoAuthorization(b) => write_request(f, name, b),
+            Self::Unknown { code, info } => {
+                write!(f, "{name} {} ({} bytes)", code.0, info.len())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr4(a: [u8; 4]) -> Vec<u8> {
+        let mut v = vec![0, 5, 0, 8];
+        v.extend_from_slice(&a);
+        v
+    }
+
+    /// Every variant: (cause, what its Display must contain).
+    fn cases() -> Vec<(ErrorCause, &'static str)> {
+        let b = Bytes::copy_from_slice;
+        let mut two = addr4([10, 0, 0, 1]);
+        two.extend_from_slice(&[0, 6, 0, 20]);
+        two.extend_from_slice(&[0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        let request = b(&[0xc0, 0x01, 0x00, 0x10, 0, 0, 0, 9, 0, 5, 0, 8, 10, 0, 0, 2]);
+        vec![
+            (
+                ErrorCause::InvalidStreamIdentifier { stream_id: 7 },
+                "Invalid Stream Identifier 7",
+            ),
+            (
+                ErrorCause::MissingMandatoryParameter {
+                    param_types: vec![7, 9],
+                },
+                "Missing Mandatory Parameter: State Cookie parameter, Cookie Preservative",
+            ),
+            (
+                ErrorCause::StaleCookie { staleness_us: 1500 },
+                "Stale Cookie Error (cookie 1500 us too old)",
+            ),
+            (ErrorCause::OutOfResource, "Out of Resource"),
+            (
+                ErrorCause::UnresolvableAddress(b(&[0, 11, 0, 9, b'h', b'o', b's', b't', 0])),
+                "Unresolvable Address: host name host",
+            ),
+            (
+                ErrorCause::UnrecognizedChunkType(b(&[0x7f, 0, 0, 8, 1, 2, 3, 4])),
+                "Unrecognized Chunk Type 0x7f",
+            ),
+            (
+                ErrorCause::InvalidMandatoryParameter,
+                "Invalid Mandatory Parameter",
+            ),
+            (
+                ErrorCause::UnrecognizedParameters(b(&[0x80, 0x77, 0, 4, 0x80, 0x08, 0, 5, 1])),
+                "Unrecognized Parameters: unknown parameter (type 0x8077), Supported \
+                 Extensions parameter (type 0x8008)",
+            ),
+            (
+                ErrorCause::NoUserData { tsn: 4242 },
+                "No User Data (TSN 4242)",
+            ),
+            (
+                ErrorCause::CookieWhileShuttingDown,
+                "Cookie Received While Shutting Down",
+            ),
+            (
+                ErrorCause::RestartWithNewAddresses(b(&two)),
+                "Restart of an Association with New Addresses: 10.0.0.1, fe80::1",
+            ),
+            (
+                ErrorCause::UserInitiatedAbort(b(b"going away\0")),
+                "User-Initiated Abort: going away",
+            ),
+            (
+                ErrorCause::ProtocolViolation(b(b"bad gap block")),
+                "Protocol Violation: bad gap block",
+            ),
+            (
+                ErrorCause::RestartWithNewEncapsulationPort {
+                    current_port: 40000,
+                    new_port: 40001,
+                },
+                "Restart of an Association with New Encapsulation Port (current port 40000, \
+                 new port 40001)",
+            ),
+            (
+                ErrorCause::DeleteLastRemainingAddress(request.clone()),
+                "Request to Delete Last Remaining IP Address (request: Add IP Address",
+            ),
+            (
+                ErrorCause::ResourceShortage(request.clone()),
+                "Operation Refused Due to Resource Shortage (request: Add IP Address",
+            ),
+            (
+                ErrorCause::DeleteSourceAddress(request.clone()),
+                "Request to Delete Source IP Address (request: Add IP Address",
+            ),
+            (
+                ErrorCause::IllegalAsconfAck,
+                "Association Aborted Due to Illegal ASCONF-ACK",
+            ),
+            (
+                ErrorCause::NoAuthorization(request),
+                "Request Refused - No Authorization (request: Add IP Address",
+            ),
+            (
+                ErrorCause::Unknown {
+                    code: CauseCode(0x1234),
+                    info: b(&[1, 2, 3]),
+                },
+                "unknown error cause 4660 (3 bytes)",
+            ),
+        ]
+    }
+
+    #[test]
+    fn display_names_every_cause_without_debug_output() {
+        for (c, want) in cases() {
+            let s = c.to_string();
+            assert!(s.contains(want), "{c:?}: {s:?} lacks {want:?}");
+            if let Some(name) = c.code().name() {
+                assert!(s.starts_with(name), "{s:?}");
+            }
+            for debug in ["{", "}", "[", "]", "b\"", "Bytes"] {
+                assert!(!s.contains(debug), "{c:?} shows Debug output: {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn display_of_peer_text_is_bounded_and_escaped() {
+        let c = ErrorCause::UserInitiatedAbort(Bytes::from(vec![b'x'; 5000]));
+        assert!(c.to_string().len() < MAX_TEXT + 40);
+        let c = ErrorCause::ProtocolViolation(Bytes::from_static(b"a\x1b[2Jb\n"));
+        assert_eq!(c.to_string(), "Protocol Violation: a\\u{1b}[2Jb\\n");
+        let c = ErrorCause::ProtocolViolation(Bytes::from_static(&[0xff, 0xfe, 1]));
+        assert_eq!(c.to_string(), "Protocol Violation: 3 bytes: ff fe 01");
+        // An empty reason (or only the NUL of an empty C string): just the name.
+        let c = ErrorCause::UserInitiatedAbort(Bytes::from_static(&[0]));
+        assert_eq!(c.to_string(), "User-Initiated Abort");
+        // Truncated TLVs do not panic.
+        let c = ErrorCause::RestartWithNewAddresses(Bytes::from_static(&[0, 5, 0, 200, 1]));
+        assert_eq!(
+            c.to_string(),
+            "Restart of an Association with New Addresses: 5 bytes: 00 05 00 c8 01"
+        );
     }
 }
