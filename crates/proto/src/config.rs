@@ -126,6 +126,8 @@ pub struct AssociationConfig {
     /// Potentially-Failed state (RFC 7829): a path with more than this many consecutive
     /// errors is avoided for data; `None` disables it.
     pub pf_max_retrans: Option<u32>,
+    /// HB.Max.Burst (RFC 9260 §16): heartbeats to unconfirmed addresses per RTO.
+    pub hb_max_burst: u32,
 }
 
 impl Default for AssociationConfig {
@@ -167,6 +169,7 @@ impl Default for AssociationConfig {
             stream_paths: Vec::new(),
             path_pairing: PathPairing::ByIndex,
             pf_max_retrans: Some(0),
+            hb_max_burst: 1,
         }
     }
 }
@@ -184,6 +187,18 @@ pub struct EndpointConfig {
     pub cookie_secret: Option<[u8; 32]>,
     /// Associations at most; INITs beyond are answered with ABORT (Out of Resource).
     pub max_associations: usize,
+    /// Associations at most (in setup or established) whose primary peer address is one
+    /// IP address, so that one source cannot take every slot; beyond, ABORT (Out of
+    /// Resource).
+    pub max_associations_per_source: usize,
+    /// Out-of-the-blue answers (INIT-ACK, ABORT, SHUTDOWN-COMPLETE, Stale Cookie ERROR) one
+    /// source IP address may get at once (a token bucket; RFC 9260 §8.4 allows limiting).
+    pub ootb_burst: u32,
+    /// Tokens per second the out-of-the-blue answer bucket of a source refills with.
+    pub ootb_rate: u32,
+    /// How often the cookie secret is replaced; the previous one still verifies cookies
+    /// for one cookie lifetime (RFC 9260 §5.1.3 suggests changing it regularly).
+    pub cookie_secret_rotation: Duration,
     /// Settings of every association this endpoint creates.
     pub association: AssociationConfig,
 }
@@ -196,6 +211,10 @@ impl Default for EndpointConfig {
             valid_cookie_life: Duration::from_secs(60),
             cookie_secret: None,
             max_associations: 1024,
+            max_associations_per_source: 64,
+            ootb_burst: 16,
+            ootb_rate: 16,
+            cookie_secret_rotation: Duration::from_secs(3600),
             association: AssociationConfig::default(),
         }
     }

@@ -58,8 +58,10 @@ pub enum CloseReason {
 /// An ICMP error about a packet we sent, as the driver learned it (IP_RECVERR).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IcmpError {
-    /// Destination, host or port unreachable.
+    /// Destination network or host unreachable.
     Unreachable,
+    /// Port (or protocol) unreachable: nobody listens there (RFC 6951 §5.5).
+    PortUnreachable,
     /// Packet too big / fragmentation needed: the path MTU (IP packet bytes) it reports.
     TooBig {
         /// The next-hop MTU from the ICMP message.
@@ -72,13 +74,32 @@ impl std::fmt::Display for CloseReason {
         match self {
             Self::Shutdown => f.write_str("shut down gracefully"),
             Self::LocalAbort => f.write_str("aborted locally"),
-            Self::PeerAbort(c) => write!(f, "aborted by the peer ({c:?})"),
+            Self::PeerAbort(causes) => {
+                f.write_str("aborted by the peer")?;
+                if causes.is_empty() {
+                    f.write_str(" (no cause given)")?;
+                }
+                for (i, c) in causes.iter().enumerate() {
+                    write!(f, "{}{c}", if i == 0 { ": " } else { "; " })?;
+                    if let ErrorCause::RestartWithNewEncapsulationPort { .. } = c {
+                        // RFC 6951 as updated (003_*.txt Appendix F): the peer refuses an
+                        // INIT from a known address on a new UDP port.
+                        f.write_str(
+                            ": the peer still has an association with this address on \
+                             another UDP port; wait for it to time out or use the old port",
+                        )?;
+                    }
+                }
+                Ok(())
+            }
             Self::HandshakeTimeout => f.write_str("handshake timed out"),
             Self::Unreachable => f.write_str("peer unreachable (ICMP)"),
             Self::PeerUnreachable => {
                 f.write_str("peer unreachable: Association.Max.Retrans exceeded")
             }
-            Self::ProtocolViolation(c) => write!(f, "peer violated the protocol ({c:?})"),
+            Self::ProtocolViolation(c) => {
+                write!(f, "the peer violated the protocol; aborted with {c}")
+            }
         }
     }
 }
@@ -111,4 +132,8 @@ pub enum SendError {
     /// The association is shutting down or closed: no new data is accepted.
     #[error("association is shutting down or closed")]
     Closed,
+    /// The peer shut the association down (or we are shutting it down): no new messages
+    /// are accepted (RFC 9260 §9.2); everything accepted before is still delivered.
+    #[error("association is shutting down (RFC 9260 §9.2): no new messages")]
+    ShuttingDown,
 }

@@ -64,7 +64,7 @@ impl Association {
         }
         let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
         match err {
-            crate::IcmpError::Unreachable => {
+            crate::IcmpError::Unreachable | crate::IcmpError::PortUnreachable => {
                 if matches!(self.state, State::CookieWait | State::CookieEchoed) {
                     // ICMP5 / RFC 6951 §5.5: nobody speaks SCTP there: fail at once.
                     self.close(now, CloseReason::Unreachable);

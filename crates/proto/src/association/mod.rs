@@ -382,6 +382,18 @@ impl Association {
         Ok(())
     }
 
+    /// Queues a message a driver accepted from the application before the peer's SHUTDOWN
+    /// was processed (the driver's own queue in front of the core).
+    pub fn send_accepted(
+        &mut self,
+        now: Instant,
+        stream: u16,
+        data: Bytes,
+        opts: SendOptions,
+    ) -> Result<(), SendError> {
+        self.send(now, stream, data, opts)
+    }
+
     /// The next received message, in delivery order.
     pub fn recv(&mut self) -> Option<ReceivedMessage> {
         let m = match self.carried.pop_front() {

@@ -86,6 +86,8 @@ pub struct PathInfo {
     pub remote: SocketAddr,
     /// Reachability.
     pub state: PathState,
+    /// Whether the remote address is confirmed (RFC 9260 §5.4): only then it gets DATA.
+    pub confirmed: bool,
     /// Whether this is the primary path.
     pub primary: bool,
     /// Smoothed RTT, if measured.
@@ -200,6 +202,7 @@ impl Path {
             local: self.local,
             remote: self.remote,
             state: self.state,
+            confirmed: self.state != PathState::Unconfirmed,
             primary,
             srtt: self.rtt.srtt(),
             rto: self.rtt.rto(),

@@ -181,6 +181,9 @@ pub struct Script {
     pub horizon: Duration,
     /// The last datagram `expect`/`expect_chunk` returned.
     pub last: Option<Out>,
+    /// Addresses besides `remote` the endpoint may send to (multi-homed peers); a datagram
+    /// to any other address fails the test.
+    pub other_peer_ips: Vec<std::net::IpAddr>,
     sent: VecDeque<Out>,
     buf: Vec<u8>,
 }
@@ -205,6 +208,7 @@ impl Script {
             events: Vec::new(),
             horizon: secs(3600),
             last: None,
+            other_peer_ips: Vec::new(),
             sent: VecDeque::new(),
             buf: Vec::with_capacity(2048),
         }
@@ -254,10 +258,10 @@ impl Script {
             };
             assert_eq!(t.size, self.buf.len(), "Transmit.size");
             // The UDP port is the RFC 6951 tests' business: they check `Out::remote`.
-            assert_eq!(
-                t.remote.ip(),
-                self.remote.ip(),
-                "datagram sent to an unexpected address"
+            assert!(
+                t.remote.ip() == self.remote.ip() || self.other_peer_ips.contains(&t.remote.ip()),
+                "datagram sent to an unexpected address {}",
+                t.remote
             );
             let bytes = Bytes::copy_from_slice(&self.buf);
             let pkt = Packet::decode(&bytes)
@@ -312,6 +316,15 @@ impl Script {
     pub fn inject_at(&mut self, t: Duration, pkt: &Packet) {
         self.advance_to(t);
         self.inject(pkt);
+    }
+
+    /// Feeds a packet now as if it came from `from` (another address of the peer, or an
+    /// attacker's).
+    pub fn inject_from(&mut self, from: SocketAddr, pkt: &Packet) {
+        let bytes = pkt.to_vec().expect("packet too large to encode");
+        self.ep
+            .handle_datagram(self.now, self.local, from, Bytes::from(bytes));
+        self.flush();
     }
 
     /// Feeds raw bytes (the CRC must be right, or they are dropped) now.
