@@ -3,7 +3,8 @@
 //! COOKIE-ECHOs, demultiplexes datagrams by peer address and port, and answers out-of-the-
 //! blue packets (§8.4).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use crate::association::{
     Association, CookieKey, InitAckTags, Transmit, build_init_ack, random_tag,
 };
 use crate::config::{AssociationConfig, EndpointConfig};
-use crate::cookie::{CookieError, StateCookie};
+use crate::cookie::CookieError;
 use crate::event::Event;
 use crate::time::Instant;
 
@@ -48,23 +49,65 @@ struct Outgoing {
     bytes: Vec<u8>,
 }
 
+/// An association and the endpoint's bookkeeping for it.
+#[derive(Debug)]
+struct Entry {
+    assoc: Association,
+    /// Deadline of its entry in the timer queue, if it has one.
+    armed: Option<Instant>,
+    /// In the `dirty` list: its timer must be looked at again.
+    dirty: bool,
+    /// In the transmit-ready queue.
+    tx_ready: bool,
+    /// In the event-ready queue.
+    ev_ready: bool,
+    /// The demultiplexing keys it owns.
+    keys: Vec<(IpAddr, u16)>,
+    /// The source it counts against (`max_associations_per_source`).
+    source: IpAddr,
+}
+
+/// Out-of-the-blue answers left for one source (a token bucket).
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// Sources with a bucket at most; beyond, the table starts afresh (a flood of spoofed
+/// sources then gets at most `ootb_burst` answers each, as before).
+const MAX_BUCKETS: usize = 4096;
+
 /// An SCTP endpoint and its associations.
+///
+/// Cost per datagram does not depend on how many associations it holds: datagrams are
+/// demultiplexed through a hash map, timers sit in a queue keyed by (deadline,
+/// association), and only associations that had input since they were last drained are
+/// polled for packets and events (quinn-proto's endpoint is the model).
 #[derive(Debug)]
 pub struct Endpoint {
     cfg: EndpointConfig,
     assoc_cfg: Arc<AssociationConfig>,
     key: Arc<CookieKey>,
+    /// Tags, TSNs and per-association seeds.
     rng: ChaCha8Rng,
+    /// Cookie secrets only: an independent stream, so tags say nothing about them.
+    secret_rng: ChaCha8Rng,
+    next_rotation: Instant,
     // BTreeMap: iteration order (and so packet order) is deterministic.
-    assocs: BTreeMap<AssocId, Association>,
+    assocs: BTreeMap<AssocId, Entry>,
     by_peer: HashMap<(IpAddr, u16), AssocId>,
+    per_source: HashMap<IpAddr, usize>,
     /// The last demultiplexing result: bulk traffic hits it almost always.
     last_peer: Option<((IpAddr, u16), AssocId)>,
     next_id: u32,
     outgoing: VecDeque<Outgoing>,
     incoming: VecDeque<AssocId>,
-    /// Association polled first by the next `poll_transmit` (round-robin fairness).
-    cursor: u32,
+    timers: BinaryHeap<Reverse<(Instant, AssocId)>>,
+    dirty: Vec<AssocId>,
+    tx_ready: VecDeque<AssocId>,
+    ev_ready: VecDeque<AssocId>,
+    buckets: HashMap<IpAddr, Bucket>,
     /// Addresses announced in INIT/INIT-ACK (multi-homing).
     local_addrs: Vec<SocketAddr>,
 }
@@ -72,28 +115,34 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint with its configuration and the seed of every random number it will draw.
     pub fn new(cfg: EndpointConfig, seed: u64) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut secret_rng = ChaCha8Rng::seed_from_u64(seed);
+        secret_rng.set_stream(1);
         let secret = cfg.cookie_secret.unwrap_or_else(|| {
             let mut s = [0u8; 32];
-            rng.fill_bytes(&mut s);
+            secret_rng.fill_bytes(&mut s);
             s
         });
-        let key = Arc::new(CookieKey {
-            secret,
-            life: cfg.valid_cookie_life,
-        });
+        let key = Arc::new(CookieKey::new(secret, cfg.valid_cookie_life));
         Self {
             assoc_cfg: Arc::new(cfg.association.clone()),
+            next_rotation: Instant::ZERO + cfg.cookie_secret_rotation,
             cfg,
             key,
             rng,
+            secret_rng,
             assocs: BTreeMap::new(),
             by_peer: HashMap::new(),
+            per_source: HashMap::new(),
             last_peer: None,
             next_id: 0,
             outgoing: VecDeque::new(),
             incoming: VecDeque::new(),
-            cursor: 0,
+            timers: BinaryHeap::new(),
+            dirty: Vec::new(),
+            tx_ready: VecDeque::new(),
+            ev_ready: VecDeque::new(),
+            buckets: HashMap::new(),
             local_addrs: Vec::new(),
         }
     }
@@ -126,7 +175,7 @@ impl Endpoint {
         if peer_port == 0 {
             return Err(ConnectError::InvalidPort);
         }
-        if self.by_peer.contains_key(&(remote.ip(), peer_port)) {
+        if self.live_owner(remote.ip(), peer_port).is_some() {
             return Err(ConnectError::AlreadyConnected(remote));
         }
         if self.assocs.len() >= self.cfg.max_associations {
@@ -155,15 +204,92 @@ impl Endpoint {
         ChaCha8Rng::seed_from_u64(self.rng.next_u64())
     }
 
+    /// The live association owning (IP, SCTP port), if any.
+    fn live_owner(&self, ip: IpAddr, port: u16) -> Option<AssocId> {
+        let id = *self.by_peer.get(&(ip, port))?;
+        let e = self.assocs.get(&id)?;
+        (!e.assoc.is_closed()).then_some(id)
+    }
+
     fn insert(&mut self, a: Association, peers: &[IpAddr], peer_port: u16) -> AssocId {
         let id = AssocId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1);
-        for ip in peers {
-            self.by_peer.insert((*ip, peer_port), id);
-        }
+        let source = peers.first().copied().unwrap_or(IpAddr::from([0u8; 4]));
+        *self.per_source.entry(source).or_insert(0) += 1;
+        self.assocs.insert(
+            id,
+            Entry {
+                assoc: a,
+                armed: None,
+                dirty: false,
+                tx_ready: false,
+                ev_ready: false,
+                keys: Vec::new(),
+                source,
+            },
+        );
+        self.claim(id, peers, peer_port);
         self.last_peer = None;
-        self.assocs.insert(id, a);
+        self.touch(id);
         id
+    }
+
+    /// Makes `id` the owner of (IP, port) for each of `peers` that no live association owns
+    /// (an address is never taken from a live association, DESIGN.md "Hostile input").
+    fn claim(&mut self, id: AssocId, peers: &[IpAddr], port: u16) {
+        for ip in peers {
+            let key = (*ip, port);
+            match self.live_owner(*ip, port) {
+                Some(other) if other != id => continue,
+                Some(_) => continue,
+                None => {}
+            }
+            if let Some(old) = self.by_peer.insert(key, id)
+                && let Some(e) = self.assocs.get_mut(&old)
+            {
+                e.keys.retain(|k| *k != key);
+            }
+            if let Some(e) = self.assocs.get_mut(&id) {
+                e.keys.push(key);
+            }
+        }
+    }
+
+    /// Marks an association as having had input: its timer, packets and events are looked
+    /// at again (and only then).
+    fn touch(&mut self, id: AssocId) {
+        let Some(e) = self.assocs.get_mut(&id) else {
+            return;
+        };
+        if !e.dirty {
+            e.dirty = true;
+            self.dirty.push(id);
+        }
+        if !e.tx_ready {
+            e.tx_ready = true;
+            self.tx_ready.push_back(id);
+        }
+        if !e.ev_ready {
+            e.ev_ready = true;
+            self.ev_ready.push_back(id);
+        }
+    }
+
+    /// Re-arms the timers of the associations touched since the last call. A deadline
+    /// that moved later keeps its earlier queue entry, which re-arms when it comes up.
+    fn refresh_timers(&mut self) {
+        for id in std::mem::take(&mut self.dirty) {
+            let Some(e) = self.assocs.get_mut(&id) else {
+                continue;
+            };
+            e.dirty = false;
+            if let Some(t) = e.assoc.poll_timeout()
+                && e.armed.is_none_or(|a| t < a)
+            {
+                e.armed = Some(t);
+                self.timers.push(Reverse((t, id)));
+            }
+        }
     }
 
     /// The next association created by a peer (accepted through a valid COOKIE-ECHO).
@@ -173,12 +299,14 @@ impl Endpoint {
 
     /// An association.
     pub fn association(&self, id: AssocId) -> Option<&Association> {
-        self.assocs.get(&id)
+        self.assocs.get(&id).map(|e| &e.assoc)
     }
 
-    /// An association, mutably (to send, receive, shut down).
+    /// An association, mutably (to send, receive, shut down). The endpoint looks at its
+    /// timers, packets and events again afterwards.
     pub fn association_mut(&mut self, id: AssocId) -> Option<&mut Association> {
-        self.assocs.get_mut(&id)
+        self.touch(id);
+        self.assocs.get_mut(&id).map(|e| &mut e.assoc)
     }
 
     /// Handles of every association.
@@ -186,49 +314,108 @@ impl Endpoint {
         self.assocs.keys().copied()
     }
 
+    /// How many associations the endpoint holds (closed ones not yet forgotten included).
+    pub fn association_count(&self) -> usize {
+        self.assocs.len()
+    }
+
     /// Forgets a (normally closed) association.
     pub fn remove(&mut self, id: AssocId) -> Option<Association> {
-        let a = self.assocs.remove(&id)?;
-        self.by_peer.retain(|_, v| *v != id);
+        let e = self.assocs.remove(&id)?;
+        for k in &e.keys {
+            if self.by_peer.get(k) == Some(&id) {
+                self.by_peer.remove(k);
+            }
+        }
+        if let Some(n) = self.per_source.get_mut(&e.source) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_source.remove(&e.source);
+            }
+        }
         self.last_peer = None;
-        Some(a)
+        Some(e.assoc)
+    }
+
+    /// Replaces the cookie secret when its time has come (`cookie_secret_rotation`); the
+    /// old one opens cookies for one more cookie lifetime (twice Valid.Cookie.Life, the
+    /// most a Cookie Preservative can give).
+    fn rotate_secret(&mut self, now: Instant) {
+        if now < self.next_rotation {
+            return;
+        }
+        let mut s = [0u8; 32];
+        self.secret_rng.fill_bytes(&mut s);
+        self.key.rotate(s, now + self.cfg.valid_cookie_life * 2);
+        self.next_rotation = now + self.cfg.cookie_secret_rotation;
     }
 
     /// Feeds one datagram's payload (an SCTP packet) received on `local` from `remote`.
+    /// Returns the association it was for, if any (a driver looks at that one's messages).
     pub fn handle_datagram(
         &mut self,
         now: Instant,
         local: SocketAddr,
         remote: SocketAddr,
         packet: Bytes,
-    ) {
+    ) -> Option<AssocId> {
         if verify_checksum(&packet).is_err() {
-            return; // RFC 9260 §6.8: silently discard.
+            return None; // RFC 9260 §6.8: silently discard.
         }
         let Ok(h) = CommonHeader::peek(&packet) else {
-            return;
+            return None;
         };
+        if h.src_port == 0 || h.dst_port != self.cfg.port {
+            return None; // §3.1: port 0 is not a valid SCTP port.
+        }
+        self.rotate_secret(now);
         let key = (remote.ip(), h.src_port);
         let found = match self.last_peer {
             Some((k, id)) if k == key => Some(id),
             _ => self.by_peer.get(&key).copied(),
         };
+        let mut remembered = false;
         if let Some(id) = found
-            && let Some(a) = self.assocs.get_mut(&id)
-            && h.dst_port == self.cfg.port
-            && !a.is_closed()
+            && let Some(e) = self.assocs.get_mut(&id)
         {
-            self.last_peer = Some((key, id));
-            a.handle_verified(now, local, remote, &packet, false);
-            if a.take_paths_added() {
-                // The INIT-ACK listed more peer addresses: packets from them are ours too.
-                for ip in a.peer_addresses() {
-                    self.by_peer.insert((ip, h.src_port), id);
+            let a = &mut e.assoc;
+            if a.is_closed() {
+                // Packets the peer had in flight behind its ABORT get no ABORT back while
+                // we remember the association (§8.4 rule 2 in spirit); the other §8.4
+                // answers (SHUTDOWN-COMPLETE to a SHUTDOWN-ACK) and a new INIT still work.
+                remembered = h.verification_tag == a.local_tag();
+            } else {
+                self.last_peer = Some((key, id));
+                a.handle_verified(now, local, remote, &packet, false);
+                if a.take_paths_added() {
+                    self.register_paths(now, id, h.src_port);
                 }
+                self.touch(id);
+                return Some(id);
+            }
+        }
+        self.out_of_the_blue(now, local, remote, h, &packet, remembered)
+    }
+
+    /// The INIT-ACK listed more peer addresses: packets from them are ours too, unless a
+    /// live association owns one, in which case this one is refused (cause 11, §5.2).
+    fn register_paths(&mut self, now: Instant, id: AssocId, port: u16) {
+        let Some(e) = self.assocs.get(&id) else {
+            return;
+        };
+        let ips = e.assoc.peer_addresses();
+        if let Some(taken) = ips
+            .iter()
+            .find(|ip| self.live_owner(**ip, port).is_some_and(|o| o != id))
+        {
+            let cause = ErrorCause::RestartWithNewAddresses(address_tlv(*taken));
+            if let Some(e) = self.assocs.get_mut(&id) {
+                e.assoc.abort_with(now, cause);
             }
             return;
         }
-        self.out_of_the_blue(now, local, remote, h, &packet);
+        self.claim(id, &ips, port);
+        self.last_peer = None;
     }
 
     /// An ICMP error the driver received about a packet it sent from `local` to `remote`;
@@ -249,10 +436,45 @@ impl Endpoint {
             return;
         }
         if let Some(&id) = self.by_peer.get(&(remote.ip(), h.dst_port))
-            && let Some(a) = self.assocs.get_mut(&id)
+            && let Some(e) = self.assocs.get_mut(&id)
         {
-            a.handle_icmp(now, local, remote, quoted, err);
+            e.assoc.handle_icmp(now, local, remote, quoted, err);
+            self.touch(id);
         }
+    }
+
+    /// Takes one token of `remote`'s out-of-the-blue answer budget, if there is one left
+    /// (RFC 9260 §8.4 allows rate-limiting these answers).
+    fn ootb_budget(&mut self, now: Instant, remote: IpAddr) -> bool {
+        if self.buckets.len() >= MAX_BUCKETS && !self.buckets.contains_key(&remote) {
+            self.buckets.clear();
+        }
+        let burst = f64::from(self.cfg.ootb_burst);
+        let rate = f64::from(self.cfg.ootb_rate);
+        let b = self.buckets.entry(remote).or_insert(Bucket {
+            tokens: burst,
+            at: now,
+        });
+        let dt = (now - b.at).as_secs_f64();
+        b.tokens = (b.tokens + dt * rate).min(burst);
+        b.at = now;
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether `source` holds `max_associations_per_source` live associations (after
+    /// forgetting drained ones).
+    fn source_full(&mut self, source: IpAddr) -> bool {
+        let cap = self.cfg.max_associations_per_source;
+        if self.per_source.get(&source).copied().unwrap_or(0) < cap {
+            return false;
+        }
+        self.prune();
+        self.per_source.get(&source).copied().unwrap_or(0) >= cap
     }
 
     /// A packet for no association (RFC 9260 §8.4), or the start of a new one.
@@ -263,17 +485,29 @@ impl Endpoint {
         remote: SocketAddr,
         h: CommonHeader,
         packet: &Bytes,
-    ) {
+        remembered: bool,
+    ) -> Option<AssocId> {
         // §8.4 looks at every chunk of the packet; a malformed one discards it.
         let Ok(all) = raw_chunks(packet).collect::<Result<Vec<_>, _>>() else {
-            return;
+            return None;
         };
-        let Some(first) = all.first().cloned() else {
-            return;
-        };
+        let first = all.first().cloned()?;
         let contains = |t: ChunkType| all.iter().any(|c| c.chunk_type == t);
         if contains(ChunkType::ABORT) {
-            return; // §8.4 item 2.
+            return None; // §8.4 item 2.
+        }
+        if h.verification_tag == 0 && first.chunk_type != ChunkType::INIT {
+            return None; // §8.5.1: only an INIT may carry tag 0.
+        }
+        if all.len() > 1
+            && all.iter().any(|c| {
+                matches!(
+                    c.chunk_type,
+                    ChunkType::INIT | ChunkType::INIT_ACK | ChunkType::SHUTDOWN_COMPLETE
+                )
+            })
+        {
+            return None; // §6.10: never bundled.
         }
         let reply_header = |vtag: u32| CommonHeader {
             src_port: h.dst_port,
@@ -281,148 +515,212 @@ impl Endpoint {
             verification_tag: vtag,
             checksum: 0,
         };
-        let listening = self.cfg.listen && h.dst_port == self.cfg.port;
+        let listening = self.cfg.listen;
         match first.chunk_type {
             ChunkType::INIT => {
-                if h.verification_tag != 0 || all.len() > 1 {
-                    return; // §8.5.1 A, §6.10.
+                if h.verification_tag != 0 {
+                    return None; // §8.5.1 A.
                 }
                 let Some(Ok(init)) = first.decode_as::<Init>() else {
-                    return;
+                    return None;
                 };
-                if init.initiate_tag == 0 {
-                    return; // §3.3.2.
+                if init.initiate_tag == 0 || !self.ootb_budget(now, remote.ip()) {
+                    return None; // §3.3.2; answers are rate-limited per source.
                 }
-                if self.assocs.len() >= self.cfg.max_associations {
-                    self.prune();
-                }
-                let reply = if !listening {
-                    Abort {
-                        t_bit: false,
-                        causes: vec![],
-                    }
-                    .into()
-                } else if self.assocs.len() >= self.cfg.max_associations {
-                    Abort {
-                        t_bit: false,
-                        causes: vec![ErrorCause::OutOfResource],
-                    }
-                    .into()
-                } else {
-                    let tags = InitAckTags {
-                        local_tag: self.random_tag(),
-                        local_initial_tsn: self.rng.next_u32(),
-                        local_tie_tag: 0,
-                        peer_tie_tag: 0,
-                    };
-                    match build_init_ack(
-                        &self.key,
-                        &self.assoc_cfg,
-                        now,
-                        &init,
-                        remote.ip(),
-                        &self.local_addrs,
-                        h.dst_port,
-                        h.src_port,
-                        tags,
-                    ) {
-                        Ok(ack) => Chunk::InitAck(ack),
-                        Err(cause) => Abort {
-                            t_bit: false,
-                            causes: vec![cause],
-                        }
-                        .into(),
-                    }
-                };
+                let reply = self.answer_init(now, local, remote, h, &init, listening);
                 self.send_stateless(local, remote, reply_header(init.initiate_tag), reply);
+                None
             }
             ChunkType::COOKIE_ECHO => {
                 if !listening {
-                    return;
+                    return None;
                 }
-                let Some(Ok(echo)) = first.decode_as::<CookieEcho>() else {
-                    return;
-                };
-                match StateCookie::open(&self.key.secret, &echo.cookie, now) {
-                    Ok(c) => {
-                        // §5.1.5: the packet's tag must be the one our INIT-ACK gave.
-                        if c.local_tag != h.verification_tag
-                            || c.peer_port != h.src_port
-                            || c.local_port != h.dst_port
-                        {
-                            return;
-                        }
-                        if self.assocs.len() >= self.cfg.max_associations {
-                            self.prune();
-                        }
-                        if self.assocs.len() >= self.cfg.max_associations {
-                            let abort = Abort {
-                                t_bit: false,
-                                causes: vec![ErrorCause::OutOfResource],
-                            };
-                            self.send_stateless(
-                                local,
-                                remote,
-                                reply_header(c.peer_tag),
-                                abort.into(),
-                            );
-                            return;
-                        }
-                        let rng = self.child_rng();
-                        let mut a = Association::accept(
-                            self.assoc_cfg.clone(),
-                            self.key.clone(),
-                            rng,
-                            now,
-                            local,
-                            remote,
-                            self.local_addrs.clone(),
-                            &c,
-                        );
-                        a.handle_verified(now, local, remote, packet, true);
-                        let peers = a.peer_addresses();
-                        a.take_paths_added();
-                        let id = self.insert(a, &peers, c.peer_port);
-                        self.incoming.push_back(id);
-                    }
-                    Err(CookieError::Stale {
-                        staleness,
-                        peer_tag,
-                        local_tag,
-                    }) => {
-                        if local_tag != h.verification_tag {
-                            return; // §5.1.5 step 3 comes before the age check.
-                        }
-                        let us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
-                        let e = ErrorChunk {
-                            causes: vec![ErrorCause::StaleCookie { staleness_us: us }],
-                        };
-                        self.send_stateless(local, remote, reply_header(peer_tag), e.into());
-                    }
-                    Err(CookieError::Invalid) => {}
-                }
+                let echo = first.decode_as::<CookieEcho>()?.ok()?;
+                self.on_cookie_echo(now, local, remote, h, &echo, packet)
             }
             _ if contains(ChunkType::SHUTDOWN_ACK) => {
                 // §8.4 item 5: SHUTDOWN-COMPLETE with the T bit, tag reflected.
-                let sc = ShutdownComplete { t_bit: true };
-                self.send_stateless(local, remote, reply_header(h.verification_tag), sc.into());
+                if self.ootb_budget(now, remote.ip()) {
+                    let sc = ShutdownComplete { t_bit: true };
+                    self.send_stateless(local, remote, reply_header(h.verification_tag), sc.into());
+                }
+                None
             }
-            _ if contains(ChunkType::SHUTDOWN_COMPLETE) || contains(ChunkType::COOKIE_ACK) => {}
-            _ if all.iter().any(is_stale_cookie_error) => {} // §8.4 item 7.
+            _ if contains(ChunkType::SHUTDOWN_COMPLETE) || contains(ChunkType::COOKIE_ACK) => None,
+            _ if all.iter().any(is_stale_cookie_error) => None, // §8.4 item 7.
             _ => {
                 // §8.4 item 8: ABORT with the T bit, tag reflected.
-                let abort = Abort {
-                    t_bit: true,
-                    causes: vec![],
-                };
-                self.send_stateless(
-                    local,
-                    remote,
-                    reply_header(h.verification_tag),
-                    abort.into(),
-                );
+                if !remembered && self.ootb_budget(now, remote.ip()) {
+                    let abort = Abort {
+                        t_bit: true,
+                        causes: vec![],
+                    };
+                    self.send_stateless(
+                        local,
+                        remote,
+                        reply_header(h.verification_tag),
+                        abort.into(),
+                    );
+                }
+                None
             }
         }
+    }
+
+    /// The answer to an INIT for no association: INIT-ACK with a State Cookie, or ABORT.
+    fn answer_init(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        h: CommonHeader,
+        init: &Init,
+        listening: bool,
+    ) -> Chunk {
+        let abort = |cause: Option<ErrorCause>| -> Chunk {
+            Abort {
+                t_bit: false,
+                causes: cause.into_iter().collect(),
+            }
+            .into()
+        };
+        if !listening {
+            return abort(None);
+        }
+        // An address+port a live association owns is never handed to another (§5.2;
+        // cause 11, "Restart of an Association with New Addresses").
+        let listed = crate::association::peer_addresses_of(
+            &init.params,
+            remote.ip(),
+            &self.local_addrs,
+            local,
+        );
+        if let Some(taken) = listed
+            .iter()
+            .find(|ip| self.live_owner(**ip, h.src_port).is_some())
+        {
+            return abort(Some(ErrorCause::RestartWithNewAddresses(address_tlv(
+                *taken,
+            ))));
+        }
+        if self.assocs.len() >= self.cfg.max_associations {
+            self.prune();
+        }
+        if self.assocs.len() >= self.cfg.max_associations || self.source_full(remote.ip()) {
+            return abort(Some(ErrorCause::OutOfResource));
+        }
+        let tags = InitAckTags {
+            local_tag: self.random_tag(),
+            local_initial_tsn: self.rng.next_u32(),
+            local_tie_tag: 0,
+            peer_tie_tag: 0,
+        };
+        match build_init_ack(
+            &self.key,
+            &self.assoc_cfg,
+            now,
+            init,
+            remote.ip(),
+            &self.local_addrs,
+            h.dst_port,
+            h.src_port,
+            tags,
+        ) {
+            Ok(ack) => Chunk::InitAck(ack),
+            Err(cause) => abort(Some(cause)),
+        }
+    }
+
+    /// A COOKIE-ECHO for no association: a new association if the cookie is ours, fresh,
+    /// and takes no address from a live association (RFC 9260 §5.1.5).
+    fn on_cookie_echo(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        h: CommonHeader,
+        echo: &CookieEcho,
+        packet: &Bytes,
+    ) -> Option<AssocId> {
+        let reply_header = |vtag: u32| CommonHeader {
+            src_port: h.dst_port,
+            dst_port: h.src_port,
+            verification_tag: vtag,
+            checksum: 0,
+        };
+        let c = match self.key.open(&echo.cookie, now) {
+            Ok(c) => c,
+            Err(CookieError::Stale {
+                staleness,
+                peer_tag,
+                local_tag,
+            }) => {
+                if local_tag != h.verification_tag || !self.ootb_budget(now, remote.ip()) {
+                    return None; // §5.1.5 step 3 comes before the age check.
+                }
+                let us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
+                let e = ErrorChunk {
+                    causes: vec![ErrorCause::StaleCookie { staleness_us: us }],
+                };
+                self.send_stateless(local, remote, reply_header(peer_tag), e.into());
+                return None;
+            }
+            Err(CookieError::Invalid) => return None,
+        };
+        // §5.1.5: the packet's tag must be the one our INIT-ACK gave.
+        if c.local_tag != h.verification_tag
+            || c.peer_port != h.src_port
+            || c.local_port != h.dst_port
+        {
+            return None;
+        }
+        // §5.4: only the address the INIT-ACK went to (the INIT's source) is confirmed by
+        // the COOKIE-ECHO; one from another address neither confirms nor selects it.
+        let init_src = *c.peer_addresses.first()?;
+        if !c.peer_addresses.contains(&remote.ip()) {
+            return None;
+        }
+        let owned = c
+            .peer_addresses
+            .iter()
+            .find(|ip| self.live_owner(**ip, c.peer_port).is_some());
+        let refusal = if let Some(taken) = owned {
+            Some(ErrorCause::RestartWithNewAddresses(address_tlv(*taken)))
+        } else {
+            if self.assocs.len() >= self.cfg.max_associations {
+                self.prune();
+            }
+            (self.assocs.len() >= self.cfg.max_associations || self.source_full(init_src))
+                .then_some(ErrorCause::OutOfResource)
+        };
+        if let Some(cause) = refusal {
+            if self.ootb_budget(now, remote.ip()) {
+                let abort = Abort {
+                    t_bit: false,
+                    causes: vec![cause],
+                };
+                self.send_stateless(local, remote, reply_header(c.peer_tag), abort.into());
+            }
+            return None;
+        }
+        let rng = self.child_rng();
+        let path0 = SocketAddr::new(init_src, remote.port());
+        let mut a = Association::accept(
+            self.assoc_cfg.clone(),
+            self.key.clone(),
+            rng,
+            now,
+            local,
+            path0,
+            self.local_addrs.clone(),
+            &c,
+        );
+        a.handle_verified(now, local, remote, packet, true);
+        let peers = a.peer_addresses();
+        a.take_paths_added();
+        let id = self.insert(a, &peers, c.peer_port);
+        self.incoming.push_back(id);
+        Some(id)
     }
 
     fn random_tag(&mut self) -> u32 {
@@ -455,11 +753,30 @@ impl Endpoint {
         }
     }
 
-    /// Runs expired timers of every association.
+    /// Runs the expired timers (only those: the timer queue says which associations).
     pub fn handle_timeout(&mut self, now: Instant) {
-        for a in self.assocs.values_mut() {
-            if a.poll_timeout().is_some_and(|t| t <= now) {
-                a.handle_timeout(now);
+        self.refresh_timers();
+        let mut due = Vec::new();
+        while let Some(&Reverse((t, id))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(e) = self.assocs.get_mut(&id) else {
+                continue;
+            };
+            if e.armed != Some(t) {
+                continue; // Superseded by an earlier deadline.
+            }
+            e.armed = None;
+            due.push(id);
+        }
+        for id in due {
+            if let Some(e) = self.assocs.get_mut(&id) {
+                if e.assoc.poll_timeout().is_some_and(|t| t <= now) {
+                    e.assoc.handle_timeout(now);
+                }
+                self.touch(id);
             }
         }
     }
@@ -471,7 +788,7 @@ impl Endpoint {
         let drained: Vec<AssocId> = self
             .assocs
             .iter()
-            .filter(|(_, a)| a.is_drained())
+            .filter(|(_, e)| e.assoc.is_drained())
             .map(|(id, _)| *id)
             .collect();
         for id in drained {
@@ -481,11 +798,15 @@ impl Endpoint {
 
     /// The earliest timer of any association.
     #[must_use]
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        self.assocs
-            .values()
-            .filter_map(Association::poll_timeout)
-            .min()
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        self.refresh_timers();
+        while let Some(&Reverse((t, id))) = self.timers.peek() {
+            if self.assocs.get(&id).is_some_and(|e| e.armed == Some(t)) {
+                return Some(t);
+            }
+            self.timers.pop(); // Stale: forgotten association or superseded deadline.
+        }
+        None
     }
 
     /// The next packet to send, appended to `buf`.
@@ -499,18 +820,20 @@ impl Endpoint {
                 size: o.bytes.len(),
             });
         }
-        // Round-robin over associations, starting after the last one that sent.
-        let cursor = AssocId(self.cursor);
-        for (id, a) in self.assocs.range_mut(cursor..) {
-            if let Some(t) = a.poll_transmit(now, buf) {
-                self.cursor = id.0.wrapping_add(1);
+        // Round-robin over the associations that had input, one packet each in turn.
+        while let Some(id) = self.tx_ready.pop_front() {
+            let Some(e) = self.assocs.get_mut(&id) else {
+                continue;
+            };
+            if let Some(t) = e.assoc.poll_transmit(now, buf) {
+                self.tx_ready.push_back(id);
                 return Some(t);
             }
-        }
-        for (id, a) in self.assocs.range_mut(..cursor) {
-            if let Some(t) = a.poll_transmit(now, buf) {
-                self.cursor = id.0.wrapping_add(1);
-                return Some(t);
+            e.tx_ready = false;
+            if !e.dirty {
+                // Sending moves timers (T3 starts): look at its deadline again.
+                e.dirty = true;
+                self.dirty.push(id);
             }
         }
         None
@@ -519,13 +842,26 @@ impl Endpoint {
     /// The next event of any association.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<(AssocId, Event)> {
-        for (id, a) in self.assocs.iter_mut() {
-            if let Some(e) = a.poll_event() {
-                return Some((*id, e));
+        while let Some(&id) = self.ev_ready.front() {
+            let Some(e) = self.assocs.get_mut(&id) else {
+                self.ev_ready.pop_front();
+                continue;
+            };
+            if let Some(ev) = e.assoc.poll_event() {
+                return Some((id, ev));
             }
+            e.ev_ready = false;
+            self.ev_ready.pop_front();
         }
         None
     }
+}
+
+/// An address as the TLV an error cause quotes (RFC 9260 §3.3.10.11).
+fn address_tlv(ip: IpAddr) -> Bytes {
+    let mut tlv = Vec::new();
+    braid_wire::Param::from_address(ip).encode(&mut tlv);
+    tlv.into()
 }
 
 /// Whether a raw chunk is an ERROR carrying a Stale Cookie cause.

@@ -61,7 +61,7 @@ fn graceful_shutdown_delivers_queued_data_first_then_closes_both_sides() {
             Bytes::from_static(b"late"),
             SendOptions::default()
         ),
-        Err(SendError::Closed)
+        Err(SendError::ShuttingDown)
     );
     let deadline = p.now + Duration::from_secs(300);
     assert!(p.run_until(deadline, |p| {

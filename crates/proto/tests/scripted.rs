@@ -1488,6 +1488,10 @@ fn an_init_from_a_new_udp_port_is_refused_with_cause_14_and_the_association_live
     );
     assert!(!s.saw(&Event::Restarted));
     assert_eq!(s.assoc().state(), State::Established);
+    // Is the old port still alive? A HEARTBEAT asks at once (a dead one then shows fast).
+    let o = s.expect();
+    assert!(o.has::<braid_wire::chunk::Heartbeat>(), "{}", o.describe());
+    assert_eq!(o.remote, old);
 
     // The association still talks to the old port with the old tags.
     s.remote = old;

@@ -20,12 +20,60 @@ use crate::recv::reassembly::Reassembly;
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
 
-/// The endpoint's cookie secret and lifetime, shared with its associations (which answer
+/// The endpoint's cookie secrets and lifetime, shared with its associations (which answer
 /// INITs and COOKIE-ECHOs themselves in the collision and restart cases).
 #[derive(Debug)]
 pub(crate) struct CookieKey {
-    pub(crate) secret: [u8; 32],
+    secrets: std::sync::Mutex<Secrets>,
     pub(crate) life: Duration,
+}
+
+/// The current secret, and the one it replaced while cookies signed with it may live.
+#[derive(Debug, Clone, Copy)]
+struct Secrets {
+    current: [u8; 32],
+    previous: Option<([u8; 32], Instant)>,
+}
+
+impl CookieKey {
+    pub(crate) fn new(secret: [u8; 32], life: Duration) -> Self {
+        Self {
+            secrets: std::sync::Mutex::new(Secrets {
+                current: secret,
+                previous: None,
+            }),
+            life,
+        }
+    }
+
+    fn secrets(&self) -> Secrets {
+        *self.secrets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Replaces the secret; the old one still opens cookies until `old_until` (RFC 9260
+    /// §5.1.3: the secret should change regularly; cookies in flight stay valid).
+    pub(crate) fn rotate(&self, secret: [u8; 32], old_until: Instant) {
+        let mut s = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        s.previous = Some((s.current, old_until));
+        s.current = secret;
+    }
+
+    /// Signs a cookie with the current secret.
+    pub(crate) fn seal(&self, c: &StateCookie) -> Bytes {
+        c.seal(&self.secrets().current)
+    }
+
+    /// Opens a cookie signed with the current secret, or the previous one while it lives.
+    pub(crate) fn open(&self, bytes: &[u8], now: Instant) -> Result<StateCookie, CookieError> {
+        let s = self.secrets();
+        match StateCookie::open(&s.current, bytes, now) {
+            Err(CookieError::Invalid) => match s.previous {
+                Some((old, until)) if now < until => StateCookie::open(&old, bytes, now),
+                _ => Err(CookieError::Invalid),
+            },
+            r => r,
+        }
+    }
 }
 
 /// What the peer's INIT or INIT-ACK said beyond its fixed fields.
@@ -171,13 +219,26 @@ pub(crate) fn build_init_ack(
         features: peer.features,
         peer_addresses: addresses,
     };
-    let mut params = vec![Param::StateCookie(cookie.seal(&key.secret))];
+    let mut params = vec![Param::StateCookie(key.seal(&cookie))];
     params.extend(our_params(cfg, locals));
-    params.extend(
-        peer.unrecognized
-            .into_iter()
-            .map(Param::UnrecognizedParameter),
-    );
+    // Reports of unrecognized parameters stop where the INIT-ACK would outgrow the path MTU:
+    // an attacker's INIT must not make us send more than one full packet (DESIGN.md).
+    let budget = cfg
+        .path_mtu
+        .saturating_sub(crate::path::header_overhead(
+            &SocketAddr::new(src, 0),
+            cfg.udp_encapsulation,
+        ))
+        .saturating_sub(braid_wire::COMMON_HEADER_LEN + 20);
+    let mut used: usize = params.iter().map(param_wire_len).sum();
+    for tlv in peer.unrecognized {
+        let p = Param::UnrecognizedParameter(tlv);
+        used += param_wire_len(&p);
+        if used > budget {
+            break;
+        }
+        params.push(p);
+    }
     Ok(InitChunk {
         initiate_tag: tags.local_tag,
         a_rwnd: u32::try_from(cfg.recv_buffer).unwrap_or(u32::MAX),
@@ -186,6 +247,13 @@ pub(crate) fn build_init_ack(
         initial_tsn: tags.local_initial_tsn,
         params,
     })
+}
+
+/// Bytes a parameter takes in a chunk, padding included.
+fn param_wire_len(p: &Param) -> usize {
+    let mut v = Vec::new();
+    p.encode(&mut v);
+    (v.len() + 3) & !3
 }
 
 /// A random non-zero verification tag (RFC 9260 §5.3.1).
@@ -452,6 +520,11 @@ impl Association {
                 }],
             };
             self.queue_standalone_to(remote, init.initiate_tag, abort);
+            // Is the old port still there? A HEARTBEAT now lets a dead one show (ICMP port
+            // unreachable, or errors) as fast as the RFCs allow, instead of ~213 s later.
+            if self.paths[p.0 as usize].heartbeat.outstanding.is_none() {
+                self.send_heartbeat(now, p);
+            }
             return;
         }
         let tags = match self.state {
@@ -469,8 +542,8 @@ impl Association {
             },
             State::ShutdownAckSent => {
                 // §9.2: the SHUTDOWN-COMPLETE was probably lost: repeat SHUTDOWN-ACK.
-                let primary = self.primary;
-                self.queue_control(primary, braid_wire::chunk::ShutdownAck);
+                let path = self.shutdown_path;
+                self.queue_control(path, braid_wire::chunk::ShutdownAck);
                 return;
             }
             State::Closed => return,
@@ -528,7 +601,7 @@ impl Association {
     /// A COOKIE-ECHO for this association: the table of RFC 9260 §5.2.4.
     /// Returns whether processing of the packet goes on.
     pub(super) fn on_cookie_echo(&mut self, now: Instant, vtag: u32, echo: &CookieEcho) -> bool {
-        let cookie = match StateCookie::open(&self.key.secret, &echo.cookie, now) {
+        let cookie = match self.key.open(&echo.cookie, now) {
             Ok(c) => c,
             Err(CookieError::Invalid) => return false,
             Err(CookieError::Stale {
@@ -619,12 +692,18 @@ impl Association {
         let rto = p.rtt.rto();
         // Unconfirmed addresses (RFC 9260 §5.4) and PF paths (RFC 7829 §5.1) are probed
         // once per RTO, whether idle heartbeats are enabled or not.
-        if matches!(
-            p.state,
-            PathState::Unconfirmed | PathState::PotentiallyFailed
-        ) {
-            let first = p.state == PathState::Unconfirmed && p.heartbeat.outstanding.is_none();
-            let at = if first { now } else { now + rto };
+        if p.state == PathState::PotentiallyFailed {
+            // RFC 7829 §5.1: a PF destination is probed at once, and again one RTO after
+            // each unanswered probe (the probe's deadline is its timer).
+            self.paths[path.0 as usize].heartbeat.timer = Some(now);
+            return;
+        }
+        if !p.confirmed && p.state != PathState::Inactive {
+            // RFC 9260 §5.4: unconfirmed addresses are probed, but no more than
+            // HB.Max.Burst heartbeats per RTO to all of them together.
+            let spacing = self.primary_path().rtt.rto() / self.cfg.hb_max_burst.max(1);
+            let at = self.hb_slot.max(now);
+            self.hb_slot = at + spacing;
             self.paths[path.0 as usize].heartbeat.timer = Some(at);
             return;
         }

@@ -64,6 +64,11 @@ impl Association {
         }
         let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
         match err {
+            crate::IcmpError::PortUnreachable if self.state != State::CookieWait => {
+                // App. C ICMP8 with RFC 6951 §5.5: port unreachable is protocol unreachable,
+                // an ABORT once the quoted tag checked out (a peer that restarted elsewhere).
+                self.close(now, CloseReason::Unreachable);
+            }
             crate::IcmpError::Unreachable | crate::IcmpError::PortUnreachable => {
                 if matches!(self.state, State::CookieWait | State::CookieEchoed) {
                     // ICMP5 / RFC 6951 §5.5: nobody speaks SCTP there: fail at once.
@@ -104,6 +109,10 @@ impl Association {
             return;
         };
         if h.src_port != self.peer_port || h.dst_port != self.local_port {
+            self.stats.packets_dropped += 1;
+            return;
+        }
+        if !judged_whole(packet) {
             self.stats.packets_dropped += 1;
             return;
         }
@@ -161,15 +170,6 @@ impl Association {
             if skip_first && index == 1 {
                 cookie_checked = true;
                 continue;
-            }
-            if matches!(
-                raw.chunk_type,
-                ChunkType::INIT | ChunkType::INIT_ACK | ChunkType::SHUTDOWN_COMPLETE
-            ) && index > 1
-            {
-                // §6.10: these are never bundled; a packet doing so is malformed.
-                self.stats.packets_dropped += 1;
-                break;
             }
             if cookie_checked && index > 1 && h.verification_tag != self.local_tag {
                 // Chunks bundled after a COOKIE-ECHO must carry the tag it established.
@@ -344,7 +344,8 @@ impl Association {
         p.heartbeat.outstanding = None;
         p.rtt.on_sample(now - sent);
         p.error_count = 0;
-        let was = p.state;
+        // RFC 9260 §5.4: a HEARTBEAT-ACK with our nonce confirms the address.
+        p.confirmed = true;
         if p.state != PathState::Active {
             p.state = PathState::Active;
             self.events.push_back(Event::PathState {
@@ -352,15 +353,14 @@ impl Association {
                 state: PathState::Active,
             });
         }
-        if was != PathState::Active {
-            // Back to the normal heartbeat rhythm (RFC 9260 §5.4, RFC 7829 §5.1).
-            self.schedule_heartbeat(now, path);
-        }
+        // The timer was the answer's deadline: back to the normal rhythm.
+        self.schedule_heartbeat(now, path);
         self.error_count = 0;
     }
 
-    /// Heartbeat timer of `path`: count an unanswered heartbeat, send a new one if the path
-    /// was idle, re-arm (RFC 9260 §8.3).
+    /// Heartbeat timer of `path`. With a heartbeat outstanding the timer is its deadline:
+    /// unanswered after one RTO counts as an error (RFC 9260 §8.3). Otherwise it is time to
+    /// send one (an idle or probed path, or one that is not active).
     pub(super) fn on_heartbeat_timer(&mut self, now: Instant, path: PathId) {
         let pi = path.0 as usize;
         self.paths[pi].heartbeat.timer = None;
@@ -370,20 +370,31 @@ impl Association {
             if self.state == State::Closed {
                 return;
             }
+            self.schedule_heartbeat(now, path);
+            return;
         }
         let idle = now - self.paths[pi].last_data_sent >= self.cfg.hb_interval;
         let probe = std::mem::take(&mut self.paths[pi].heartbeat.probe);
         if idle || probe || self.paths[pi].state != PathState::Active {
-            use rand_core::RngCore;
-            let nonce = self.rng.next_u64();
-            let mut info = Vec::with_capacity(HB_INFO_LEN);
-            info.extend_from_slice(&nonce.to_be_bytes());
-            info.extend_from_slice(&(now.since_epoch().as_micros() as u64).to_be_bytes());
-            info.extend_from_slice(&path.0.to_be_bytes());
-            self.paths[pi].heartbeat.outstanding = Some((nonce, now));
-            self.queue_control(path, HeartbeatChunk::<false>::with_info(info.into()));
+            self.send_heartbeat(now, path);
+        } else {
+            self.schedule_heartbeat(now, path);
         }
-        self.schedule_heartbeat(now, path);
+    }
+
+    /// Sends a HEARTBEAT on `path` now; its timer becomes the answer's deadline (one RTO).
+    pub(super) fn send_heartbeat(&mut self, now: Instant, path: PathId) {
+        use rand_core::RngCore;
+        let pi = path.0 as usize;
+        let nonce = self.rng.next_u64();
+        let mut info = Vec::with_capacity(HB_INFO_LEN);
+        info.extend_from_slice(&nonce.to_be_bytes());
+        info.extend_from_slice(&(now.since_epoch().as_micros() as u64).to_be_bytes());
+        info.extend_from_slice(&path.0.to_be_bytes());
+        let p = &mut self.paths[pi];
+        p.heartbeat.outstanding = Some((nonce, now));
+        p.heartbeat.timer = Some(now + p.rtt.rto());
+        self.queue_control(path, HeartbeatChunk::<false>::with_info(info.into()));
     }
 
     /// ERROR chunk (RFC 9260 §3.3.10). A Stale Cookie in COOKIE-ECHOED restarts the
@@ -423,11 +434,11 @@ impl Association {
             State::Established | State::ShutdownPending => {
                 self.state = State::ShutdownReceived;
                 self.events.push_back(Event::PeerShutdown);
-                self.try_progress_shutdown(now);
             }
             State::ShutdownSent => {
                 // Both sides shut down at once: answer with SHUTDOWN-ACK at once.
                 self.events.push_back(Event::PeerShutdown);
+                self.shutdown_path = self.single_data_path();
                 self.send_shutdown_ack(now);
             }
             _ => {}
@@ -442,53 +453,88 @@ impl Association {
         }
     }
 
-    /// Moves the shutdown forward once every outstanding DATA chunk is acknowledged.
+    /// Moves the shutdown forward once every outstanding DATA chunk is acknowledged. In
+    /// SHUTDOWN-RECEIVED the SHUTDOWN-ACK is decided when the next packet is built
+    /// ([`Association::poll_transmit`]), after a driver handed over what it had accepted.
     pub(super) fn try_progress_shutdown(&mut self, now: Instant) {
         if !self.tx.is_empty() {
             return;
         }
-        match self.state {
-            State::ShutdownPending => {
-                self.state = State::ShutdownSent;
-                self.send_shutdown(now);
-                let guard = self.cfg.rto_max * 5;
-                self.t5 = Some(now + guard);
-            }
-            State::ShutdownReceived => self.send_shutdown_ack(now),
-            _ => {}
+        if self.state == State::ShutdownPending {
+            self.state = State::ShutdownSent;
+            self.shutdown_path = self.single_data_path();
+            self.send_shutdown(now);
+            let guard = self.cfg.rto_max * 5;
+            self.t5 = Some(now + guard);
         }
     }
 
-    fn send_shutdown(&mut self, now: Instant) {
+    /// SHUTDOWN-RECEIVED with nothing left to send: SHUTDOWN-ACK (RFC 9260 §9.2).
+    pub(super) fn shutdown_ack_if_done(&mut self, now: Instant) {
+        if self.state == State::ShutdownReceived && self.tx.is_empty() {
+            self.shutdown_path = self.single_data_path();
+            self.send_shutdown_ack(now);
+        }
+    }
+
+    /// Queues the one SHUTDOWN of the packet to come on `path` (a queued one is replaced,
+    /// so DATA arriving in bursts never piles SHUTDOWNs up), carrying our cumulative ack.
+    pub(super) fn queue_shutdown(&mut self, path: PathId) {
         let cum = self.tsn_map.cum_tsn();
-        let primary = self.primary;
-        self.queue_control(primary, Shutdown { cum_tsn_ack: cum });
+        self.control
+            .retain(|c| !matches!(c.chunk, braid_wire::Chunk::Shutdown(_)));
+        self.queue_control(path, Shutdown { cum_tsn_ack: cum });
+    }
+
+    fn send_shutdown(&mut self, now: Instant) {
+        let path = self.shutdown_path;
+        self.queue_shutdown(path);
         // The SHUTDOWN acknowledges what we received: no separate SACK needed.
         self.sack.due = false;
         self.sack.timer = None;
-        let rto = self.primary_path().rtt.rto();
+        let rto = self.paths[path.0 as usize].rtt.rto();
         self.t2 = Some(now + rto);
     }
 
     fn send_shutdown_ack(&mut self, now: Instant) {
         self.state = State::ShutdownAckSent;
-        let primary = self.primary;
-        self.queue_control(primary, ShutdownAck);
-        let rto = self.primary_path().rtt.rto();
+        let path = self.shutdown_path;
+        self.control
+            .retain(|c| !matches!(c.chunk, braid_wire::Chunk::ShutdownAck(_)));
+        self.queue_control(path, ShutdownAck);
+        let rto = self.paths[path.0 as usize].rtt.rto();
         self.t2 = Some(now + rto);
     }
 
-    /// T2-shutdown expired: resend SHUTDOWN or SHUTDOWN-ACK (RFC 9260 §9.2).
+    /// T2-shutdown expired: count an error on the path it went to and resend SHUTDOWN or
+    /// SHUTDOWN-ACK, to an alternate active path if there is one (RFC 9260 §9.2, §6.4.1).
     pub(super) fn on_t2_expiry(&mut self, now: Instant) {
         self.t2 = None;
-        let primary = self.primary;
-        self.path_mut(primary).rtt.backoff();
-        self.count_error(now, primary);
+        let used = self.shutdown_path;
+        self.path_mut(used).rtt.backoff();
+        self.count_error(now, used);
+        if self.state == State::Closed {
+            return;
+        }
+        self.shutdown_path = self.alternate_path(used);
         match self.state {
             State::ShutdownSent => self.send_shutdown(now),
             State::ShutdownAckSent => self.send_shutdown_ack(now),
             _ => {}
         }
+    }
+
+    /// Another confirmed active path than `from` (the next in order), else where new data
+    /// would go.
+    fn alternate_path(&self, from: PathId) -> PathId {
+        let n = self.paths.len();
+        (1..n)
+            .map(|k| PathId(((from.0 as usize + k) % n) as u16))
+            .find(|&id| {
+                let p = &self.paths[id.0 as usize];
+                p.confirmed && p.state == PathState::Active
+            })
+            .unwrap_or_else(|| self.single_data_path())
     }
 
     /// T5-shutdown-guard expired: give up with ABORT (RFC 9260 §9.2).
@@ -499,6 +545,26 @@ impl Association {
             self.close(now, CloseReason::PeerUnreachable);
         }
     }
+}
+
+/// Whether a packet may be processed at all, judged before any chunk of it runs: INIT,
+/// INIT-ACK and SHUTDOWN-COMPLETE must be alone in their packet (RFC 9260 §6.10, §8.5.1);
+/// otherwise the whole packet is discarded, so nothing rides on their tag exceptions.
+pub(crate) fn judged_whole(packet: &Bytes) -> bool {
+    let mut count = 0usize;
+    let mut lone_kind = false;
+    for raw in raw_chunks(packet) {
+        let Ok(raw) = raw else { break };
+        count += 1;
+        lone_kind |= matches!(
+            raw.chunk_type,
+            ChunkType::INIT | ChunkType::INIT_ACK | ChunkType::SHUTDOWN_COMPLETE
+        );
+        if lone_kind && count > 1 {
+            return false;
+        }
+    }
+    true
 }
 
 /// An NR-SACK's gap blocks and NR gap blocks as one sorted list of acknowledged TSNs

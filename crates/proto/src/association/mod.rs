@@ -162,6 +162,50 @@ pub struct Association {
     cmt_cursor: usize,
     /// Path the last DATA arrived on: a lone SACK goes back there (RFC 9260 §6.4).
     last_data_path: PathId,
+    /// Paths (bit per path id < 64) DATA arrived on since the last SACK: under CMT the
+    /// SACK takes the quickest of them, so it follows a failover.
+    sack_paths: u64,
+    /// Earliest time of the next heartbeat to an unconfirmed address (HB.Max.Burst pacing,
+    /// RFC 9260 §5.4).
+    hb_slot: Instant,
+    /// Path the last SHUTDOWN or SHUTDOWN-ACK went to (T2 retransmissions move on, §9.2).
+    shutdown_path: PathId,
+}
+
+/// Whether a peer address may become a path: never multicast, broadcast, unspecified, or
+/// one of our own addresses (DESIGN.md "Hostile input"; RFC 9260 §5.1.2 lists only unicast
+/// transport addresses).
+pub(crate) fn usable_peer_address(
+    ip: std::net::IpAddr,
+    locals: &[SocketAddr],
+    local: SocketAddr,
+) -> bool {
+    let special = match ip {
+        std::net::IpAddr::V4(a) => a.is_multicast() || a.is_broadcast() || a.is_unspecified(),
+        std::net::IpAddr::V6(a) => a.is_multicast() || a.is_unspecified(),
+    };
+    !special && ip != local.ip() && !locals.iter().any(|l| l.ip() == ip)
+}
+
+/// The peer addresses an INIT's parameters would give an association (its source first),
+/// filtered and capped as `add_peer_paths` will.
+pub(crate) fn peer_addresses_of(
+    params: &[braid_wire::Param],
+    src: std::net::IpAddr,
+    locals: &[SocketAddr],
+    local: SocketAddr,
+) -> Vec<std::net::IpAddr> {
+    let mut v = vec![src];
+    for p in params {
+        if let Some(a) = p.address()
+            && v.len() < crate::cookie::MAX_ADDRESSES
+            && !v.contains(&a)
+            && usable_peer_address(a, locals, local)
+        {
+            v.push(a);
+        }
+    }
+    v
 }
 
 impl Association {
@@ -221,6 +265,9 @@ impl Association {
             dac_count: 0,
             cc_scratch: Vec::new(),
             last_data_path: PathId(0),
+            sack_paths: 0,
+            hb_slot: now,
+            shutdown_path: PathId(0),
         }
     }
 
@@ -304,7 +351,7 @@ impl Association {
     /// unconfirmed path.
     pub fn set_primary(&mut self, path: PathId) -> bool {
         match self.paths.get(path.0 as usize) {
-            Some(p) if p.state != crate::path::PathState::Unconfirmed => {
+            Some(p) if p.confirmed => {
                 self.primary = path;
                 true
             }
@@ -352,8 +399,42 @@ impl Association {
     ) -> Result<(), SendError> {
         match self.state {
             State::CookieWait | State::CookieEchoed | State::Established => {}
-            _ => return Err(SendError::Closed),
+            State::Closed => return Err(SendError::Closed),
+            _ => return Err(SendError::ShuttingDown),
         }
+        self.queue_message(now, stream, data, opts)
+    }
+
+    /// Queues a message a driver accepted from the application before the peer's SHUTDOWN
+    /// was processed (the driver's own queue sits in front of the core). Allowed until the
+    /// SHUTDOWN-ACK leaves, which waits for it (RFC 9260 §9.2: what the user was told is
+    /// accepted is still delivered); otherwise as [`Association::send`].
+    pub fn send_accepted(
+        &mut self,
+        now: Instant,
+        stream: u16,
+        data: Bytes,
+        opts: SendOptions,
+    ) -> Result<(), SendError> {
+        match self.state {
+            State::CookieWait
+            | State::CookieEchoed
+            | State::Established
+            | State::ShutdownPending
+            | State::ShutdownReceived => {}
+            State::Closed => return Err(SendError::Closed),
+            _ => return Err(SendError::ShuttingDown),
+        }
+        self.queue_message(now, stream, data, opts)
+    }
+
+    fn queue_message(
+        &mut self,
+        now: Instant,
+        stream: u16,
+        data: Bytes,
+        opts: SendOptions,
+    ) -> Result<(), SendError> {
         if data.is_empty() {
             return Err(SendError::EmptyMessage);
         }
@@ -380,18 +461,6 @@ impl Association {
             self.reset_burst();
         }
         Ok(())
-    }
-
-    /// Queues a message a driver accepted from the application before the peer's SHUTDOWN
-    /// was processed (the driver's own queue in front of the core).
-    pub fn send_accepted(
-        &mut self,
-        now: Instant,
-        stream: u16,
-        data: Bytes,
-        opts: SendOptions,
-    ) -> Result<(), SendError> {
-        self.send(now, stream, data, opts)
     }
 
     /// The next received message, in delivery order.
@@ -493,7 +562,7 @@ impl Association {
         };
         let mut remotes: Vec<std::net::IpAddr> = vec![first.remote.ip()];
         for a in peer {
-            if !remotes.contains(a) {
+            if !remotes.contains(a) && usable_peer_address(*a, &locals, first.local) {
                 remotes.push(*a);
             }
         }
@@ -531,6 +600,7 @@ impl Association {
             let id = PathId(self.paths.len() as u16);
             let mut p = Path::new(id, l, r, &self.cfg, rwnd.max(1), now);
             p.state = crate::path::PathState::Unconfirmed;
+            p.confirmed = false;
             self.paths.push(p);
             self.paths_added = true;
         }
@@ -541,6 +611,22 @@ impl Association {
                 p.cc = crate::cc::Reno::new_coupled(self.cfg.cc, p.mtu, rwnd.max(1), n);
             }
         }
+    }
+
+    /// Our verification tag (the one the peer puts in its packets).
+    pub(crate) fn local_tag(&self) -> u32 {
+        self.local_tag
+    }
+
+    /// ABORT with `cause` and close (the endpoint refuses the association).
+    pub(crate) fn abort_with(&mut self, now: Instant, cause: braid_wire::ErrorCause) {
+        if self.state == State::Closed {
+            return;
+        }
+        if self.peer_tag != 0 {
+            self.queue_abort(vec![cause.clone()]);
+        }
+        self.close(now, CloseReason::ProtocolViolation(cause));
     }
 
     /// Every peer IP address of the association's paths.
@@ -567,7 +653,8 @@ impl Association {
     }
 
     fn queue_standalone(&mut self, vtag: u32, chunk: impl Into<Chunk>) {
-        let p = self.primary_path();
+        // Where new data would go: the primary, or its failover (RFC 9260 §6.4.1).
+        let p = &self.paths[self.single_data_path().0 as usize];
         let (local, remote) = (p.local, p.remote);
         self.standalone.push_back(Standalone {
             remote,

@@ -36,6 +36,7 @@ impl Association {
         if self.state == State::Closed {
             return None;
         }
+        self.shutdown_ack_if_done(now);
         self.refresh_path_views(now);
         let path = match self.control.front() {
             Some(c) => c.path,
@@ -117,12 +118,15 @@ impl Association {
             }
         }
         if self.cfg.cmt {
-            // Under CMT a SACK covers data of every path: the quickest path returns it
-            // soonest (draft-tuexen-tsvwg-sctp-multipath allows any destination).
+            // Under CMT a SACK covers data of every path: the quickest of the paths DATA
+            // came in on since the last SACK returns it soonest and follows a failover
+            // (draft-tuexen-tsvwg-sctp-multipath allows any destination).
+            let fresh = self.sack_paths;
             if let Some(p) = self
                 .paths
                 .iter()
-                .filter(|p| p.state == crate::path::PathState::Active)
+                .filter(|p| p.state == crate::path::PathState::Active && p.confirmed)
+                .filter(|p| fresh == 0 || (p.id.0 < 64 && fresh & (1 << p.id.0) != 0))
                 .min_by_key(|p| p.rtt.srtt().unwrap_or(std::time::Duration::MAX))
             {
                 return p.id;

@@ -154,10 +154,12 @@ impl Association {
         if !self.sack.due && self.sack.timer.is_none() {
             self.sack.timer = Some(now + self.cfg.sack_delay);
         }
+        if path.0 < 64 {
+            self.sack_paths |= 1 << path.0;
+        }
         if self.state == State::ShutdownSent {
-            // §9.2: answer DATA with SHUTDOWN and restart T2-shutdown.
-            let cum = self.tsn_map.cum_tsn();
-            self.queue_control(path, braid_wire::chunk::Shutdown { cum_tsn_ack: cum });
+            // §9.2: answer DATA with SHUTDOWN (one per packet we send) and restart T2.
+            self.queue_shutdown(path);
             self.sack.due = true;
             let rto = self.paths[path.0 as usize].rtt.rto();
             self.t2 = Some(now + rto);
@@ -186,6 +188,7 @@ impl Association {
             0
         };
         self.sack.packets = 0;
+        self.sack_paths = 0;
         self.sack.last_rwnd = a_rwnd;
         self.stats.sacks_sent += 1;
         if self.features.nr_sack {

@@ -547,6 +547,9 @@ impl Association {
     /// failed path with the fewest errors (RFC 7829 §5.1; a lone path is always used).
     pub(super) fn usable_for_data(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
+        if !p.confirmed {
+            return false; // RFC 9260 §5.4: no DATA to an unconfirmed address, ever.
+        }
         match p.state {
             PathState::Active => true,
             PathState::Unconfirmed => false,
@@ -562,7 +565,7 @@ impl Association {
         let mut best = self.primary;
         let mut errors = self.paths[best.0 as usize].error_count;
         for p in &self.paths {
-            if p.state != PathState::Unconfirmed && p.error_count < errors {
+            if p.confirmed && p.error_count < errors {
                 best = p.id;
                 errors = p.error_count;
             }
@@ -915,7 +918,7 @@ impl Association {
             let p = &mut self.paths[i];
             if acked_on[i] > 0 {
                 p.error_count = 0;
-                if p.state != PathState::Active && p.state != PathState::Unconfirmed {
+                if p.state != PathState::Active && p.confirmed {
                     p.state = PathState::Active;
                     events.push_back(Event::PathState {
                         path: p.id,
@@ -1257,7 +1260,6 @@ impl Association {
         p.fast_recovery_exit = None;
         p.rtt_probe = None;
         let mut marked = 0usize;
-        let target = self.rtx_path(path);
         for s in self.tx.outstanding.iter_mut() {
             if s.path == path && s.in_flight && !s.acked && !s.abandoned {
                 s.in_flight = false;
@@ -1270,6 +1272,17 @@ impl Association {
         }
         let p = &mut self.paths[pi];
         p.flight_size = p.flight_size.saturating_sub(marked);
+        // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
+        let probing = self.tx.peer_rwnd == 0 && self.sack_since_t3;
+        self.sack_since_t3 = false;
+        if !probing {
+            // First: the path may now be PF (RFC 7829), which the choice below avoids.
+            self.count_error(now, path);
+            if self.state == State::Closed {
+                return;
+            }
+        }
+        let target = self.rtx_path(path);
         if target != path {
             // RFC 9260 §6.4.1 / CMT rtx policy: the marked chunks go out on `target`.
             let paths = &mut self.paths;
@@ -1283,13 +1296,7 @@ impl Association {
             self.abandon_expired(now);
             self.advance_peer_ack_point();
         }
-        // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
-        let probing = self.tx.peer_rwnd == 0 && self.sack_since_t3;
-        self.sack_since_t3 = false;
         self.reset_burst();
-        if !probing {
-            self.count_error(now, path);
-        }
     }
 
     /// One more consecutive error on `path` and on the association (RFC 9260 §8.1, §8.2).
@@ -1310,11 +1317,13 @@ impl Association {
             PathState::Unconfirmed if p.error_count > max_path => Some(PathState::Inactive),
             _ => None,
         };
-        let unconfirmed = p.state == PathState::Unconfirmed;
+        let unconfirmed = !p.confirmed;
         if let Some(state) = next {
             p.state = state;
+            let probing = p.heartbeat.outstanding.is_some();
             self.events.push_back(Event::PathState { path, state });
-            if state == PathState::PotentiallyFailed {
+            if state == PathState::PotentiallyFailed && !probing {
+                // RFC 7829 §5.1: probe a PF destination at once, then every RTO.
                 self.schedule_heartbeat(now, path);
             }
         }
@@ -1448,7 +1457,11 @@ impl Association {
             p.fast_recovery_exit = None;
             p.fast_rtx_packet_allowed = false;
             p.error_count = 0;
-            p.state = PathState::Active;
+            p.state = if p.confirmed {
+                PathState::Active
+            } else {
+                PathState::Unconfirmed
+            };
             p.rtt = crate::path::rto::RttEstimator::new(&cfg);
             p.heartbeat = Default::default();
         }

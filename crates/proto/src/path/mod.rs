@@ -125,6 +125,10 @@ pub(crate) struct Path {
     pub(crate) local: SocketAddr,
     pub(crate) remote: SocketAddr,
     pub(crate) state: PathState,
+    /// Confirmed (RFC 9260 §5.4): by the handshake for the first path, by a HEARTBEAT-ACK
+    /// for the others. Separate from `state`: an address that fails before it is
+    /// confirmed is Inactive and still unconfirmed, and never gets DATA.
+    pub(crate) confirmed: bool,
     /// Largest SCTP packet (common header included) the path carries.
     pub(crate) mtu: usize,
     pub(crate) rtt: RttEstimator,
@@ -177,6 +181,7 @@ impl Path {
             local,
             remote,
             state: PathState::Active,
+            confirmed: true,
             mtu,
             rtt: RttEstimator::new(cfg),
             cc: Reno::new(mtu, peer_rwnd),
@@ -202,7 +207,7 @@ impl Path {
             local: self.local,
             remote: self.remote,
             state: self.state,
-            confirmed: self.state != PathState::Unconfirmed,
+            confirmed: self.confirmed,
             primary,
             srtt: self.rtt.srtt(),
             rto: self.rtt.rto(),

@@ -211,11 +211,11 @@ impl Pair {
         match dir {
             Dir::ToServer => {
                 self.server
-                    .handle_datagram(self.now, self.server_addr, self.client_addr, bytes)
+                    .handle_datagram(self.now, self.server_addr, self.client_addr, bytes);
             }
             Dir::ToClient => {
                 self.client
-                    .handle_datagram(self.now, self.client_addr, self.server_addr, bytes)
+                    .handle_datagram(self.now, self.client_addr, self.server_addr, bytes);
             }
         }
     }
