@@ -1,6 +1,6 @@
 //! The endpoint's task: sockets, clock, timer and command channel around the sans-IO core.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::poll_fn;
 use std::io::{self, IoSliceMut, Write};
 use std::net::SocketAddr;
@@ -143,6 +143,9 @@ pub(crate) struct Driver {
     epoch: std::time::Instant,
     cmds: mpsc::UnboundedReceiver<Cmd>,
     waiters: BTreeMap<AssocId, Waiters>,
+    /// Associations with input since the last `service` (datagram, event, command): only
+    /// these are looked at, so the work per datagram does not grow with their number.
+    busy: BTreeSet<AssocId>,
     accept_waiters: VecDeque<oneshot::Sender<(AssocId, Arc<Shared>)>>,
     incoming: VecDeque<AssocId>,
     pcap: Option<PcapWriter<Box<dyn Write + Send>>>,
@@ -243,6 +246,7 @@ impl Driver {
                 epoch,
                 cmds,
                 waiters: BTreeMap::new(),
+                busy: BTreeSet::new(),
                 accept_waiters: VecDeque::new(),
                 incoming: VecDeque::new(),
                 pcap,
@@ -420,8 +424,12 @@ impl Driver {
                     if let Some(p) = &mut self.pcap {
                         let _ = p.write_sctp(now.since_epoch(), meta.addr, local, seg);
                     }
-                    self.ep
-                        .handle_datagram(now, local, meta.addr, Bytes::copy_from_slice(seg));
+                    if let Some(id) =
+                        self.ep
+                            .handle_datagram(now, local, meta.addr, Bytes::copy_from_slice(seg))
+                    {
+                        self.busy.insert(id);
+                    }
                     // Each SACK opens its own burst: take it before the next datagram.
                     self.collect_transmits(now);
                 }
@@ -469,10 +477,10 @@ impl Driver {
                         nix::libc::EMSGSIZE => Some(braid_proto::IcmpError::TooBig {
                             mtu: e.ee_info as usize,
                         }),
-                        nix::libc::ECONNREFUSED
-                        | nix::libc::EHOSTUNREACH
-                        | nix::libc::ENETUNREACH
-                        | nix::libc::EHOSTDOWN => Some(braid_proto::IcmpError::Unreachable),
+                        nix::libc::ECONNREFUSED => Some(braid_proto::IcmpError::PortUnreachable),
+                        nix::libc::EHOSTUNREACH | nix::libc::ENETUNREACH | nix::libc::EHOSTDOWN => {
+                            Some(braid_proto::IcmpError::Unreachable)
+                        }
                         _ => None,
                     };
                 }
@@ -495,6 +503,16 @@ impl Driver {
 
     fn command(&mut self, c: Cmd) {
         let now = self.now();
+        match &c {
+            Cmd::Send { id, .. }
+            | Cmd::Kick { id }
+            | Cmd::Shutdown { id, .. }
+            | Cmd::Abort { id }
+            | Cmd::Dropped { id } => {
+                self.busy.insert(*id);
+            }
+            _ => {}
+        }
         match c {
             Cmd::Connect {
                 remotes,
@@ -516,6 +534,7 @@ impl Driver {
                 };
                 match self.ep.connect(now, local, remote, port) {
                     Ok(id) => {
+                        self.busy.insert(id);
                         self.waiters.insert(
                             id,
                             Waiters {
@@ -586,6 +605,8 @@ impl Driver {
                 match self.ep.association_mut(id) {
                     Some(_) => {
                         let w = self.waiters.entry(id).or_default();
+                        // New sends fail from now on; queued ones still go first.
+                        w.shared.lock().shutting_down = true;
                         w.shutdowns.push(reply);
                         w.shutdown_pending = true;
                         self.flush_sends(id, now);
@@ -689,7 +710,9 @@ impl Driver {
         let before = s.send_q_bytes;
         while let Some((stream, data, opts)) = s.send_q.pop_front() {
             let len = data.len();
-            match a.send(now, stream, data.clone(), opts) {
+            // The handle told the application these were accepted: even after the peer's
+            // SHUTDOWN they go (RFC 9260 §9.2), the core's SHUTDOWN-ACK waits for them.
+            match a.send_accepted(now, stream, data.clone(), opts) {
                 Err(SendError::WouldBlock) => {
                     s.send_q.push_front((stream, data, opts));
                     break;
@@ -775,6 +798,10 @@ impl Driver {
     fn on_event(&mut self, id: AssocId, ev: Event) {
         let w = self.waiters.entry(id).or_default();
         match ev {
+            Event::PeerShutdown => {
+                // §9.2: no new data from the application from now on.
+                w.shared.lock().shutting_down = true;
+            }
             Event::Connected => {
                 let connect = w.connect.take();
                 let shared = self.publish_limits(id);
@@ -824,20 +851,14 @@ impl Driver {
             let mut any = false;
             while let Some((id, ev)) = self.ep.poll_event() {
                 any = true;
+                self.busy.insert(id);
                 self.on_event(id, ev);
             }
             self.hand_out_accepted();
-            let ids: Vec<AssocId> = self
-                .waiters
-                .iter()
-                .filter(|(_, w)| {
-                    !w.sends.is_empty() || w.dropped || w.shutdown_pending || {
-                        let s = w.shared.lock();
-                        s.send_kicked || !s.recv_done
-                    }
-                })
-                .map(|(id, _)| *id)
-                .collect();
+            // Only associations with input since the last round: whatever they wait for
+            // (room in the core's buffer, data, a close) comes with a datagram, an event
+            // or a command, which puts them back here.
+            let ids: Vec<AssocId> = std::mem::take(&mut self.busy).into_iter().collect();
             for id in &ids {
                 self.flush_sends(*id, now);
                 self.deliver(*id);

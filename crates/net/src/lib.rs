@@ -270,6 +270,9 @@ impl Association {
                 if let Some(r) = &s.closed {
                     return Err(Error::Closed(r.clone()));
                 }
+                if s.shutting_down {
+                    return Err(Error::Send(SendError::ShuttingDown));
+                }
                 let Some((streams, max, cap)) = s.limits else {
                     break;
                 };

@@ -41,6 +41,9 @@ pub(crate) struct State {
     pub(crate) recv_done: bool,
     /// Why the association closed (or `LocalAbort` if the task is gone).
     pub(crate) closed: Option<CloseReason>,
+    /// A shutdown began (ours or the peer's, RFC 9260 §9.2): `send` refuses new messages;
+    /// those already in the queue are still handed to the core and delivered.
+    pub(crate) shutting_down: bool,
 }
 
 /// One association's shared state.

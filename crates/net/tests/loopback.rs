@@ -432,3 +432,57 @@ async fn throughput_200_mib() {
         total as f64 / el.as_secs_f64() / 1e6
     );
 }
+
+/// The peer shuts down while we are still sending (issue 10: the driver used to drop what
+/// the handle had accepted): every message `send` accepted arrives, later sends fail with a
+/// clear error, and both sides close gracefully.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_shutdown_mid_transfer_loses_nothing_that_send_accepted() {
+    let srv = server("127.0.0.1:0", assoc_cfg());
+    let srv_addr = srv.local_addrs()[0];
+    let cli = client("127.0.0.1:0", assoc_cfg());
+    let receiver = tokio::spawn(async move {
+        let a = Arc::new(srv.accept().await.unwrap());
+        let reader = {
+            let a = a.clone();
+            tokio::spawn(async move {
+                let mut n = 0u64;
+                while let Some(m) = a.recv().await {
+                    assert_eq!(m.data, pattern(n as usize, m.data.len()), "message {n}");
+                    n += 1;
+                }
+                n
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Our side has nothing to send: SHUTDOWN goes out at once.
+        a.shutdown().await.unwrap();
+        let n = reader.await.unwrap();
+        srv.close().await;
+        n
+    });
+    let a = cli.connect(&[srv_addr], 5001).await.unwrap();
+    let mut accepted = 0u64;
+    let refusal = loop {
+        match a
+            .send(0, pattern(accepted as usize, 1200), SendOptions::default())
+            .await
+        {
+            Ok(()) => accepted += 1,
+            Err(e) => break e,
+        }
+        assert!(
+            accepted < 10_000_000,
+            "the peer's SHUTDOWN never stopped us"
+        );
+    };
+    assert!(
+        matches!(refusal, Error::Send(braid_net::SendError::ShuttingDown)),
+        "refused with {refusal:?}"
+    );
+    let received = timeout(LIMIT, receiver).await.unwrap().unwrap();
+    assert!(accepted > 0);
+    assert_eq!(received, accepted, "messages accepted by send() were lost");
+    // Resolves once the association closed; Ok means it closed gracefully.
+    timeout(LIMIT, a.shutdown()).await.unwrap().unwrap();
+}
