@@ -4,6 +4,7 @@
 //! `sim plot`, `sim pcap`, `sim bench`, `reproduce`), measures throughput over real sockets
 //! (`perf server`, `perf client`) and moves bytes like netcat (`nc`).
 
+mod bind;
 mod demo;
 mod nc;
 mod perf;

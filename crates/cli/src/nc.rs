@@ -12,16 +12,21 @@
 //! 250 ms ([`LINGER`]): answers to the last messages (an echo) still get through. The
 //! passive side (`--listen`) serves one association and exits when it closes; with
 //! `--echo` it sends every message back on the stream it came on instead of reading stdin.
+//!
+//! A `--stream` the association did not negotiate is refused as soon as it is established,
+//! and a send error ends nc at once (it does not wait for the peer to close).
 
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use braid_net::{Association, AssociationConfig, Endpoint, EndpointConfig, SendOptions};
+use braid_net::{Association, AssociationConfig, EndpointConfig, NetConfig, SendOptions};
 use bytes::Bytes;
 use clap::Args;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
+
+use crate::bind;
 
 /// Errors reported to the user.
 type Error = Box<dyn std::error::Error>;
@@ -59,7 +64,11 @@ pub(crate) fn run(args: NcArgs) -> Result<(), Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rt.block_on(nc(args))
+    let res = rt.block_on(nc(args));
+    // A read of stdin may still be blocked in tokio's blocking pool (after an error):
+    // do not wait for the user to type a line before exiting.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    res
 }
 
 async fn nc(args: NcArgs) -> Result<(), Error> {
@@ -74,26 +83,51 @@ async fn nc(args: NcArgs) -> Result<(), Error> {
         },
         ..Default::default()
     };
-    let ep = Endpoint::bind(cfg, &args.bind)?;
+    let ep = bind::endpoint(cfg, &args.bind, NetConfig::default())?;
     let a = if args.listen {
         eprintln!("braid nc: listening on udp {}", ep.local_addrs()[0]);
         ep.accept().await.ok_or("endpoint closed")?
     } else {
+        let to = args
+            .connect
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
         tokio::time::timeout(
             Duration::from_secs(30),
             ep.connect(&args.connect, args.port),
         )
         .await
-        .map_err(|_| "connect: timed out")??
+        .map_err(|_| format!("connect to {to}: timed out"))?
+        .map_err(|e| format!("connect to {to}: {e}"))?
     };
     let res = if args.echo {
         echo(&a).await
     } else {
-        duplex(&a, args.stream, !args.listen).await
+        match check_stream(&a, args.stream).await {
+            Ok(()) => duplex(&a, args.stream, !args.listen).await,
+            Err(e) => Err(e),
+        }
     };
     drop(a);
     let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
     res
+}
+
+/// Refuses a stream the association did not negotiate (RFC 9260 §5.1.1: the outbound count
+/// is at most the peer's MIS), which would otherwise fail only at the first send.
+async fn check_stream(a: &Association, stream: u16) -> Result<(), Error> {
+    let (outbound, _) = a.open_streams().await?;
+    if stream >= outbound {
+        return Err(format!(
+            "--stream {stream}: the association has {outbound} outbound stream(s) (0 to {}, \
+             as many as the peer accepts)",
+            outbound.saturating_sub(1)
+        )
+        .into());
+    }
+    Ok(())
 }
 
 async fn echo(a: &Association) -> Result<(), Error> {
@@ -159,9 +193,8 @@ async fn duplex(a: &Association, stream: u16, shutdown_at_eof: bool) -> Result<(
         }
         Ok::<(), Error>(())
     };
-    let (o, i) = tokio::join!(out, input);
-    i?;
-    o
+    // The first error ends both: a failed send must not leave nc waiting for the peer.
+    tokio::try_join!(out, input).map(|_| ())
 }
 
 fn now() -> Instant {

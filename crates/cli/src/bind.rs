@@ -1,0 +1,61 @@
+//! Binding an endpoint, with errors that name the address (`address 127.0.0.1:9899 already
+//! in use`) instead of the bare OS error.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+
+use braid_net::{Endpoint, EndpointConfig, NetConfig};
+
+/// [`Endpoint::bind_with`], with an error message for people.
+pub(crate) fn endpoint(
+    cfg: EndpointConfig,
+    addrs: &[SocketAddr],
+    net: NetConfig,
+) -> Result<Endpoint, String> {
+    Endpoint::bind_with(cfg, addrs, net).map_err(|e| bind_error(addrs, &e))
+}
+
+/// Names the address that could not be bound. The io error does not say which of several
+/// sockets failed, so each address is tried again alone (the failed endpoint has released
+/// its sockets by now).
+fn bind_error(addrs: &[SocketAddr], e: &io::Error) -> String {
+    let list = addrs
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let what = match e.kind() {
+        io::ErrorKind::AddrInUse => "already in use",
+        io::ErrorKind::AddrNotAvailable => "is not an address of this host",
+        io::ErrorKind::PermissionDenied => "may not be bound (permission denied)",
+        _ => return format!("cannot bind {list}: {e}"),
+    };
+    let culprit = match addrs {
+        [a] => Some(*a),
+        _ => addrs.iter().copied().find(|a| UdpSocket::bind(a).is_err()),
+    };
+    match culprit {
+        Some(a) => format!("address {a} {what}"),
+        None => format!("cannot bind {list}: an address {what}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_address_in_use() {
+        let held = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let a = held.local_addr().unwrap();
+        let e = io::Error::from(io::ErrorKind::AddrInUse);
+        assert_eq!(bind_error(&[a], &e), format!("address {a} already in use"));
+        let other: SocketAddr = "127.0.0.2:0".parse().unwrap();
+        assert_eq!(
+            bind_error(&[other, a], &e),
+            format!("address {a} already in use")
+        );
+        let e = io::Error::other("boom");
+        assert_eq!(bind_error(&[a], &e), format!("cannot bind {a}: boom"));
+    }
+}
