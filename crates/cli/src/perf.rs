@@ -8,7 +8,10 @@
 //!
 //! The client sends for `--time` or `--bytes`, shuts down gracefully (so every byte is
 //! acknowledged) and prints one line per second and a summary (or one JSON object with
-//! `--json`). The server verifies and reports what it received.
+//! `--json`); Ctrl-C stops it early, aborts the association and still prints the summary.
+//! The server serves any number of associations at once, each with its own verifier and
+//! summary, and goes on when one of them fails (bad data, ABORT, a client that vanished:
+//! nothing received for `--idle-timeout`); `--one-off` serves one and exits with its result.
 //!
 //! Echo mode (the interop matrix's "echo + verify" runs): `perf server --echo` sends every
 //! received message back unchanged on the same stream (ordered), and `perf client
@@ -24,12 +27,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use braid_net::{
-    Association, AssociationConfig, Endpoint, EndpointConfig, NetConfig, PathInfo, SendOptions,
-};
+use braid_net::{Association, AssociationConfig, EndpointConfig, NetConfig, PathInfo, SendOptions};
 use bytes::{BufMut, Bytes, BytesMut};
 use clap::{Args, Subcommand};
 use tokio::time::Instant;
+
+use crate::bind;
 
 /// Errors reported to the user.
 type Error = Box<dyn std::error::Error>;
@@ -64,9 +67,14 @@ pub(crate) struct ServerArgs {
     /// Print one JSON object per association instead of text.
     #[arg(long)]
     json: bool,
-    /// Serve one association, then exit (0 if its data verified and was complete).
+    /// Serve one association, then exit (0 if its data verified and was complete). Without
+    /// it the server serves associations concurrently until interrupted.
     #[arg(long)]
     one_off: bool,
+    /// Abort an association from which nothing arrived for this long (the client vanished
+    /// or stalled), or whose echo the client did not take for this long; 0: never.
+    #[arg(long, value_parser = parse_duration_or_zero, default_value = "60s")]
+    idle_timeout: Duration,
     /// Send every received message back unchanged on the same stream (ordered), after
     /// verifying it; pairs with `perf client --verify-echo`.
     #[arg(long)]
@@ -84,9 +92,14 @@ pub(crate) struct ClientArgs {
     /// The server's address and UDP port (repeatable).
     #[arg(long, required = true)]
     connect: Vec<SocketAddr>,
-    /// The server's SCTP port (also the local one).
+    /// The server's SCTP port (also the local one unless --local-port).
     #[arg(long, default_value_t = 5001)]
     port: u16,
+    /// Local SCTP port (default: --port). Two clients on one host that talk to the same
+    /// server at once need different ones: the server tells associations apart by the
+    /// peer's address and SCTP port (RFC 9260 §1.5.1).
+    #[arg(long)]
+    local_port: Option<u16>,
     /// Send for this long (e.g. 10s, 500ms, 1m).
     #[arg(long, value_parser = parse_duration, conflicts_with = "bytes",
           required_unless_present = "bytes")]
@@ -145,6 +158,14 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("duration must be positive: {s:?}"));
     }
     Ok(Duration::from_secs_f64(v * mult))
+}
+
+/// [`parse_duration`], or `0` for "never".
+fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+    if s.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(s)
 }
 
 /// Parses `1GiB`, `20MiB`, `500MB`, `64K`, `1000`: SI suffixes (k, M, G, T, optionally
@@ -238,21 +259,33 @@ struct StreamRx {
     last: Option<u64>,
 }
 
+/// Unordered messages held ahead of missing ones (all streams) before the verifier gives
+/// up: more than a receive window holds (2 MiB of 20-byte messages is ~105k), so only a
+/// client that never sends the missing message (or lies about seqs) reaches it, and
+/// memory stays bounded.
+const MAX_AHEAD: usize = 1 << 18;
+
 /// Checks received messages against the format.
 struct Verifier {
     pattern: Pattern,
     streams: Vec<StreamRx>,
     nstreams: Option<u16>,
+    /// Inbound streams of the association: a header that claims more cannot be complete.
+    max_streams: u16,
+    /// Messages in every stream's `ahead`.
+    ahead: usize,
     bytes: u64,
     messages: u64,
 }
 
 impl Verifier {
-    fn new() -> Self {
+    fn new(max_streams: u16) -> Self {
         Self {
             pattern: Pattern::new(),
             streams: Vec::new(),
             nstreams: None,
+            max_streams,
+            ahead: 0,
             bytes: 0,
             messages: 0,
         }
@@ -293,6 +326,12 @@ impl Verifier {
                 if nstreams == 0 {
                     return Err(err("nstreams is 0".into()));
                 }
+                if nstreams > self.max_streams {
+                    return Err(err(format!(
+                        "nstreams {nstreams}, but the association has {} inbound streams",
+                        self.max_streams
+                    )));
+                }
                 self.nstreams = Some(nstreams);
                 self.streams = vec![StreamRx::default(); usize::from(nstreams)];
             }
@@ -322,11 +361,20 @@ impl Verifier {
                 return Err(err(format!("seq {seq}, expected {} (ordered)", st.next)));
             }
             st.next += 1;
-        } else if seq < st.next || !st.ahead.insert(seq) {
+        } else if seq < st.next || st.ahead.contains(&seq) {
             return Err(err(format!("seq {seq} received twice")));
+        } else if self.ahead >= MAX_AHEAD {
+            return Err(err(format!(
+                "{MAX_AHEAD} messages received ahead of missing ones (stream {stream} \
+                 misses seq {})",
+                st.next
+            )));
         } else {
+            st.ahead.insert(seq);
+            self.ahead += 1;
             while st.ahead.remove(&st.next) {
                 st.next += 1;
+                self.ahead -= 1;
             }
         }
         if flags & FLAG_LAST != 0 {
@@ -487,6 +535,8 @@ fn assoc_config(streams: u16) -> AssociationConfig {
 }
 
 async fn client(args: ClientArgs) -> Result<(), Error> {
+    // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
+    let mut interrupt = interrupt_signal()?;
     let Some(scheduler) = braid_net::SchedulerKind::from_name(&args.scheduler) else {
         let names: Vec<&str> = braid_net::SchedulerKind::NAMES
             .iter()
@@ -520,7 +570,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         None => None,
     };
     let cfg = EndpointConfig {
-        port: args.port,
+        port: args.local_port.unwrap_or(args.port),
         association: AssociationConfig {
             cmt,
             stream_scheduler: scheduler,
@@ -528,14 +578,45 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         },
         ..Default::default()
     };
-    let ep = Endpoint::bind_with(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
+    let ep = bind::endpoint(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
     let progress = Progress::new(args.json);
-    let assoc = tokio::time::timeout(
-        Duration::from_secs(30),
-        ep.connect(&args.connect, args.port),
-    )
-    .await
-    .map_err(|_| "connect: timed out")??;
+    let to = args
+        .connect
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let assoc = tokio::select! {
+        r = tokio::time::timeout(Duration::from_secs(30), ep.connect(&args.connect, args.port)) => {
+            match r {
+                Err(_) => return Err(format!("connect to {to}: timed out").into()),
+                Ok(Err(e)) => return Err(format!("connect to {to}: {e}").into()),
+                Ok(Ok(a)) => a,
+            }
+        }
+        _ = interrupt.recv() => return Err("interrupted (Ctrl-C) while connecting".into()),
+    };
+    // Streams beyond what the association negotiated would fail at the first send (or,
+    // for the echo, on the server): refuse them now, in words.
+    let (outbound, inbound) = assoc.open_streams().await?;
+    let refuse = if k > outbound {
+        Some(format!(
+            "--streams {k}: the association has {outbound} outbound stream(s) (the server \
+             accepts at most {outbound}); use --streams {outbound} or fewer"
+        ))
+    } else if args.verify_echo && k > inbound {
+        Some(format!(
+            "--streams {k} --verify-echo: the server sends on at most {inbound} stream(s), \
+             so its echo cannot use {k}; use --streams {inbound} or fewer"
+        ))
+    } else {
+        None
+    };
+    if let Some(e) = refuse {
+        drop(assoc);
+        let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
+        return Err(e.into());
+    }
     let assoc = Arc::new(assoc);
     if let Ok(p) = assoc.paths().await {
         for p in &p {
@@ -554,7 +635,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     let echo_count = Arc::new(EchoCount::default());
     let mut echo_task = args
         .verify_echo
-        .then(|| tokio::spawn(recv_echo(assoc.clone(), echo_count.clone())));
+        .then(|| tokio::spawn(recv_echo(assoc.clone(), echo_count.clone(), inbound)));
     let pattern = Pattern::new();
     let deadline = args.time.map(|t| start + t);
     let flags = if args.unordered { FLAG_UNORDERED } else { 0 };
@@ -570,6 +651,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     let mut end = total_msgs;
     let kk = u64::from(k);
     let mut send_res: Result<(), String> = Ok(());
+    let mut interrupted = false;
     loop {
         if end.is_none()
             && let Some(d) = deadline
@@ -595,7 +677,16 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         let last = end.is_some_and(|e| j + kk >= e);
         let f = flags | if last { FLAG_LAST } else { 0 };
         let m = pattern.message(stream, seq, len, f, k);
-        if let Err(e) = assoc.send(stream, m, opts).await {
+        // The signal is polled only while `send` waits (biased): no cost per message.
+        let r = tokio::select! {
+            biased;
+            r = assoc.send(stream, m, opts) => r,
+            _ = interrupt.recv() => {
+                interrupted = true;
+                break;
+            }
+        };
+        if let Err(e) = r {
             send_res = Err(format!("send: {e}"));
             break;
         }
@@ -604,7 +695,12 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     }
     let sending_done = now();
     let mut result = send_res;
-    if let Some(t) = &mut echo_task {
+    if interrupted {
+        result = Err(INTERRUPTED.into());
+    }
+    if let Some(t) = &mut echo_task
+        && !interrupted
+    {
         // After a send error, wait only briefly: an echo verification failure (which aborts
         // the association) is the likelier cause and is worth reporting.
         let wait = if result.is_ok() {
@@ -612,10 +708,19 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         } else {
             Duration::from_millis(200)
         };
-        let echo = match tokio::time::timeout(wait, &mut *t).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => Err(format!("echo receiver: {e}")),
-            Err(_) => {
+        let waited = tokio::select! {
+            r = tokio::time::timeout(wait, &mut *t) => Some(r),
+            _ = interrupt.recv() => None,
+        };
+        let echo = match waited {
+            None => {
+                interrupted = true;
+                t.abort();
+                Err(INTERRUPTED.into())
+            }
+            Some(Ok(Ok(r))) => r,
+            Some(Ok(Err(e))) => Err(format!("echo receiver: {e}")),
+            Some(Err(_)) => {
                 t.abort();
                 Err(format!(
                     "timed out after {wait:?} waiting for the echo ({} of {sent} bytes back)",
@@ -629,14 +734,27 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         };
     }
     let paths_before = assoc.paths().await.unwrap_or_default();
+    let stats_before = assoc.stats().await.ok();
     if result.is_ok() {
-        let shut = tokio::time::timeout(Duration::from_secs(60), assoc.shutdown()).await;
+        let shut = tokio::select! {
+            r = tokio::time::timeout(Duration::from_secs(60), assoc.shutdown()) => Some(r),
+            _ = interrupt.recv() => None,
+        };
         result = match shut {
-            Err(_) => Err("shutdown: timed out waiting for the data to be acknowledged".into()),
-            Ok(Err(e)) => Err(format!(
+            None => {
+                interrupted = true;
+                assoc.abort();
+                Err(format!(
+                    "{INTERRUPTED} while waiting for the data to be acknowledged"
+                ))
+            }
+            Some(Err(_)) => {
+                Err("shutdown: timed out waiting for the data to be acknowledged".into())
+            }
+            Some(Ok(Err(e))) => Err(format!(
                 "shutdown: {e} (the server may have rejected the data)"
             )),
-            Ok(Ok(())) => Ok(()),
+            Some(Ok(Ok(()))) => Ok(()),
         };
     } else {
         assoc.abort();
@@ -647,7 +765,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         Ok(p) if !p.is_empty() => p,
         _ => paths_before,
     };
-    let stats = assoc.stats().await.ok();
+    let stats = assoc.stats().await.ok().or(stats_before);
     let echo_bytes = echo_count.bytes.load(Ordering::Relaxed);
     let echo_messages = echo_count.messages.load(Ordering::Relaxed);
     let secs = elapsed.as_secs_f64();
@@ -657,6 +775,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         let v = serde_json::json!({
             "role": "client",
             "ok": result.is_ok(),
+            "interrupted": interrupted,
             "error": result.as_ref().err().cloned().unwrap_or_default(),
             "goodput_mbps": mbps(sent, secs),
             "bytes": sent,
@@ -693,6 +812,15 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
                 human_bytes(echo_bytes)
             );
         }
+        if interrupted {
+            let _ = write!(
+                s,
+                "\n      interrupted (Ctrl-C): {} of {} acknowledged; the data is \
+                 incomplete (the server did not get the last messages)",
+                human_bytes(acked),
+                human_bytes(sent)
+            );
+        }
         for p in &paths {
             let _ = write!(
                 s,
@@ -713,6 +841,17 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     result.map_err(Into::into)
 }
 
+/// The client's error after Ctrl-C.
+const INTERRUPTED: &str = "interrupted (Ctrl-C): the data is incomplete";
+
+/// SIGINT as a stream. Registered at once, unlike `tokio::signal::ctrl_c()` (which
+/// registers on its first poll): a Ctrl-C before the first poll must not kill the process
+/// without a summary.
+fn interrupt_signal() -> Result<tokio::signal::unix::Signal, Error> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| format!("cannot handle Ctrl-C: {e}").into())
+}
+
 /// How long the client waits, once everything is sent, for the rest of the echo.
 const ECHO_WAIT: Duration = Duration::from_secs(60);
 
@@ -724,8 +863,8 @@ struct EchoCount {
 }
 
 /// Receives the server's echo and verifies it; returns once every message came back.
-async fn recv_echo(a: Arc<Association>, count: Arc<EchoCount>) -> Result<(), String> {
-    let mut v = Verifier::new();
+async fn recv_echo(a: Arc<Association>, count: Arc<EchoCount>, inbound: u16) -> Result<(), String> {
+    let mut v = Verifier::new(inbound);
     while let Some(m) = a.recv().await {
         if let Err(e) = v.check(m.stream_id, &m.data) {
             a.abort();
@@ -783,6 +922,8 @@ async fn report_client(a: Arc<Association>, start: Instant, progress: Progress) 
 }
 
 async fn server(args: ServerArgs) -> Result<(), Error> {
+    // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
+    let mut interrupt = interrupt_signal()?;
     let cfg = EndpointConfig {
         port: args.port,
         listen: true,
@@ -790,72 +931,215 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
             cmt: args.bind.len() > 1,
-            ..assoc_config(16)
+            // The echo goes back on the stream it came on: offer as many outbound streams
+            // as the server accepts inbound.
+            ..assoc_config(if args.echo {
+                AssociationConfig::default().max_inbound_streams
+            } else {
+                16
+            })
         },
         ..Default::default()
     };
-    let ep = Endpoint::bind_with(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
+    let ep = bind::endpoint(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
     let progress = Progress::new(args.json);
     for a in ep.local_addrs() {
         // Always on stderr, so scripts can wait for readiness whatever the output mode.
         eprintln!("listening on udp {a}, SCTP port {}", args.port);
     }
-    // Associations are served one at a time, like iperf3.
-    while let Some(a) = ep.accept().await {
-        let res = serve(&a, &args, progress).await;
-        drop(a);
-        if let Err(e) = res {
-            // A verification failure is a hard error.
-            let _ = tokio::time::timeout(Duration::from_secs(2), ep.close()).await;
-            return Err(e.into());
-        }
-        if args.one_off {
-            break;
+    let opts = ServeOpts {
+        json: args.json,
+        echo: args.echo,
+        idle: args.idle_timeout,
+        progress,
+    };
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    if args.one_off {
+        let a = tokio::select! {
+            a = ep.accept() => a.ok_or("endpoint closed")?,
+            _ = interrupt.recv() => return Err("interrupted (Ctrl-C) before any association".into()),
+        };
+        let serving = serve(a, opts, 1, stop);
+        let mut serving = std::pin::pin!(serving);
+        let res = tokio::select! {
+            r = &mut serving => r,
+            _ = interrupt.recv() => {
+                let _ = stop_tx.send(true);
+                serving.await
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), ep.close()).await;
+        return res.map_err(Into::into);
+    }
+    // Every association in its own task; the accept future lives across iterations (a
+    // cancelled accept could lose an association the driver just handed over).
+    let mut sessions = tokio::task::JoinSet::new();
+    {
+        let mut accept = std::pin::pin!(ep.accept());
+        let mut n = 0u64;
+        loop {
+            tokio::select! {
+                a = &mut accept => {
+                    let Some(a) = a else { break };
+                    accept.set(ep.accept());
+                    n += 1;
+                    sessions.spawn(serve(a, opts, n, stop.clone()));
+                }
+                Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
+                _ = interrupt.recv() => {
+                    if !sessions.is_empty() {
+                        eprintln!("interrupted: ending {} association(s)", sessions.len());
+                    }
+                    break;
+                }
+            }
         }
     }
-    let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
+    // Each running association aborts and prints its summary.
+    let _ = stop_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        while sessions.join_next().await.is_some() {}
+    })
+    .await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), ep.close()).await;
     Ok(())
 }
 
-async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result<(), String> {
+/// What a server task needs to serve one association.
+#[derive(Clone, Copy)]
+struct ServeOpts {
+    json: bool,
+    echo: bool,
+    /// Zero: no idle timeout.
+    idle: Duration,
+    progress: Progress,
+}
+
+/// A timer that fires once nothing happened for `idle`: [`Idle::touch`] is one clock read
+/// (cheap per message); the timer itself is re-armed only when it fires.
+struct Idle {
+    idle: Duration,
+    last: Instant,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Idle {
+    fn new(idle: Duration) -> Self {
+        let last = now();
+        // "Never" as a deadline far enough away (a year).
+        let first = if idle.is_zero() {
+            Duration::from_secs(365 * 86400)
+        } else {
+            idle
+        };
+        Self {
+            idle,
+            last,
+            sleep: Box::pin(tokio::time::sleep_until(last + first)),
+        }
+    }
+
+    fn touch(&mut self, t: Instant) {
+        self.last = t;
+    }
+
+    /// Resolves once nothing happened for `idle`.
+    async fn expired(&mut self) {
+        loop {
+            self.sleep.as_mut().await;
+            if self.idle.is_zero() {
+                self.sleep
+                    .as_mut()
+                    .reset(now() + Duration::from_secs(365 * 86400));
+                continue;
+            }
+            let due = self.last + self.idle;
+            if now() >= due {
+                return;
+            }
+            self.sleep.as_mut().reset(due);
+        }
+    }
+}
+
+/// Serves one association: verifies (and echoes) what it carries and prints its summary
+/// line. An error is that association's failure, reported here; the server goes on.
+async fn serve(
+    a: Association,
+    o: ServeOpts,
+    n: u64,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), String> {
+    let tag = format!("[{n:3}]");
     let peer = a
         .paths()
         .await
         .ok()
         .and_then(|p| p.first().map(|p| p.remote.to_string()))
         .unwrap_or_default();
-    progress.line(&format!("accepted association from {peer}"));
-    let mut v = Verifier::new();
+    o.progress
+        .line(&format!("{tag} accepted association from {peer}"));
+    let inbound = a.open_streams().await.map_or(u16::MAX, |(_, i)| i);
+    let mut v = Verifier::new(inbound);
     let mut start: Option<Instant> = None;
     let mut last_print = (0.0, 0u64);
     let mut result = Ok(());
     let mut echoed = 0u64;
-    while let Some(m) = a.recv().await {
+    let mut idle = Idle::new(o.idle);
+    loop {
+        let m = tokio::select! {
+            biased;
+            m = a.recv() => m,
+            Ok(_) = stop.wait_for(|s| *s) => {
+                a.abort();
+                result = Err("interrupted (Ctrl-C): aborted".to_string());
+                break;
+            }
+            () = idle.expired() => {
+                a.abort();
+                result = Err(format!(
+                    "nothing received for {:?}: the client vanished or stalled; aborted",
+                    o.idle
+                ));
+                break;
+            }
+        };
+        let Some(m) = m else { break };
         let t = now();
+        idle.touch(t);
         let s = *start.get_or_insert(t);
         if let Err(e) = v.check(m.stream_id, &m.data) {
             a.abort();
-            result = Err(format!("verification failed: {e}"));
+            result = Err(format!("verification failed: {e}; aborted"));
             break;
         }
-        if args.echo {
+        if o.echo {
             // Always ordered, as FORMAT.md's echo says; the header keeps its UNORDERED flag.
             let opts = SendOptions {
                 ppid: m.ppid,
                 ..Default::default()
             };
-            let n = m.data.len() as u64;
-            if let Err(e) = a.send(m.stream_id, m.data, opts).await {
-                result = Err(format!("echo: {e}"));
+            let len = m.data.len() as u64;
+            let sent = tokio::select! {
+                biased;
+                r = a.send(m.stream_id, m.data, opts) => r.map_err(|e| format!("echo: {e}")),
+                Ok(_) = stop.wait_for(|s| *s) => Err("interrupted (Ctrl-C)".into()),
+                () = idle.expired() => Err(format!(
+                    "the client took none of the echo for {:?}", o.idle
+                )),
+            };
+            if let Err(e) = sent {
+                a.abort();
+                result = Err(format!("{e}; aborted"));
                 break;
             }
-            echoed += n;
+            echoed += len;
         }
         let el = (t - s).as_secs_f64();
         if el - last_print.0 >= 1.0 {
             let b = v.bytes - last_print.1;
-            progress.line(&format!(
-                "[  1] {:6.2}-{el:6.2} sec  {:>12}  {:>15}",
+            o.progress.line(&format!(
+                "{tag} {:6.2}-{el:6.2} sec  {:>12}  {:>15}",
                 last_print.0,
                 human_bytes(b),
                 human_rate(mbps(b, el - last_print.0))
@@ -864,19 +1148,27 @@ async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result
         }
     }
     let secs = start.map_or(0.0, |s| (now() - s).as_secs_f64());
-    if result.is_ok() {
-        result = v.complete().map_err(|e| format!("incomplete run: {e}"));
-    }
     let stats = a.stats().await.ok();
-    if args.json {
+    if result.is_ok() {
+        // The association is closed: a graceful shutdown, or the reason it ended.
+        let closed = match a.shutdown().await {
+            Ok(()) => String::new(),
+            Err(e) => format!("; {e}"),
+        };
+        result = v
+            .complete()
+            .map_err(|e| format!("incomplete run: {e}{closed}"));
+    }
+    if o.json {
         let j = serde_json::json!({
             "role": "server",
+            "id": n,
             "ok": result.is_ok(),
             "error": result.as_ref().err().cloned().unwrap_or_default(),
             "peer": peer,
             "bytes": v.bytes,
             "messages": v.messages,
-            "echo": args.echo,
+            "echo": o.echo,
             "bytes_echoed": echoed,
             "streams": v.nstreams.unwrap_or(0),
             "duration_s": secs,
@@ -887,12 +1179,12 @@ async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result
         println!("{j}");
     } else {
         println!(
-            "[SUM] received 0.00-{secs:.2} sec  {}  {}  ({} messages on {} stream(s){}, verified: {})",
+            "{tag} [SUM] received 0.00-{secs:.2} sec  {}  {}  from {peer}  ({} messages on {} stream(s){}, verified: {})",
             human_bytes(v.bytes),
             human_rate(mbps(v.bytes, secs)),
             v.messages,
             v.nstreams.unwrap_or(0),
-            if args.echo {
+            if o.echo {
                 format!(", {} echoed", human_bytes(echoed))
             } else {
                 String::new()
@@ -902,6 +1194,9 @@ async fn serve(a: &Association, args: &ServerArgs, progress: Progress) -> Result
                 Err(e) => e.clone(),
             }
         );
+    }
+    if let Err(e) = &result {
+        eprintln!("braid perf server: {tag} association from {peer} failed: {e}");
     }
     result
 }
@@ -926,7 +1221,7 @@ mod tests {
     #[test]
     fn verifier_accepts_the_format_and_rejects_changes() {
         let p = Pattern::new();
-        let mut v = Verifier::new();
+        let mut v = Verifier::new(u16::MAX);
         for j in 0..10u64 {
             let s = (j % 2) as u16;
             let f = if j >= 8 { FLAG_LAST } else { 0 };
@@ -935,7 +1230,7 @@ mod tests {
         }
         v.complete().unwrap();
         // A flipped payload byte, a wrong seq, a wrong stream.
-        let mut v = Verifier::new();
+        let mut v = Verifier::new(u16::MAX);
         let mut m = p.message(0, 0, 300, 0, 1).to_vec();
         m[299] ^= 1;
         assert!(
@@ -943,18 +1238,66 @@ mod tests {
                 .unwrap_err()
                 .contains("payload mismatch at byte 299")
         );
-        let mut v = Verifier::new();
+        let mut v = Verifier::new(u16::MAX);
         assert!(v.check(0, &p.message(0, 1, 300, 0, 1)).is_err());
-        let mut v = Verifier::new();
+        let mut v = Verifier::new(u16::MAX);
         assert!(v.check(1, &p.message(0, 0, 300, 0, 2)).is_err());
         // Unordered: any order, no duplicates, complete at the end.
-        let mut v = Verifier::new();
+        let mut v = Verifier::new(u16::MAX);
         for seq in [2u64, 0, 1] {
             let f = FLAG_UNORDERED | if seq == 2 { FLAG_LAST } else { 0 };
             v.check(0, &p.message(0, seq, 64, f, 1)).unwrap();
         }
         v.complete().unwrap();
         assert!(v.check(0, &p.message(0, 1, 64, FLAG_UNORDERED, 1)).is_err());
+    }
+
+    #[test]
+    fn verifier_bounds_what_a_client_can_make_it_hold() {
+        let p = Pattern::new();
+        // More streams than the association has.
+        let mut v = Verifier::new(4);
+        let e = v.check(0, &p.message(0, 0, 64, 0, 5)).unwrap_err();
+        assert!(e.contains("nstreams 5"), "{e}");
+        // Unordered messages ahead of one that never comes.
+        let mut v = Verifier::new(1);
+        v.check(0, &p.message(0, 1, 64, FLAG_UNORDERED, 1)).unwrap();
+        v.streams[0].ahead.extend(2..=MAX_AHEAD as u64);
+        v.ahead = MAX_AHEAD;
+        let e = v
+            .check(
+                0,
+                &p.message(0, MAX_AHEAD as u64 + 1, 64, FLAG_UNORDERED, 1),
+            )
+            .unwrap_err();
+        assert!(e.contains("misses seq 0"), "{e}");
+    }
+
+    #[test]
+    fn close_reasons_say_the_causes_in_words() {
+        use braid_net::CloseReason;
+        use braid_wire::ErrorCause;
+        let r = CloseReason::PeerAbort(vec![ErrorCause::RestartWithNewEncapsulationPort {
+            current_port: 9899,
+            new_port: 40001,
+        }]);
+        assert_eq!(
+            r.to_string(),
+            "aborted by the peer: Restart of an Association with New Encapsulation Port \
+             (current port 9899, new port 40001): the peer still has an association with \
+             this address on another UDP port; wait for it to time out or use the old port"
+        );
+        let r = CloseReason::PeerAbort(vec![
+            ErrorCause::UserInitiatedAbort(Bytes::from_static(b"bye")),
+            ErrorCause::OutOfResource,
+        ]);
+        assert_eq!(
+            r.to_string(),
+            "aborted by the peer: User-Initiated Abort: bye; Out of Resource"
+        );
+        let r =
+            CloseReason::ProtocolViolation(ErrorCause::InvalidStreamIdentifier { stream_id: 7 });
+        assert!(r.to_string().contains("Invalid Stream Identifier 7"), "{r}");
     }
 
     #[test]

@@ -327,3 +327,283 @@ fn nc_echo_round_trip() {
         String::from_utf8_lossy(&s.stderr)
     );
 }
+
+/// Wall time, to bound how long a subprocess took.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a subprocess test measures wall time; no core is driven here"
+)]
+fn clock() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+/// Sends `sig` (e.g. `-INT`, `-KILL`) to the child.
+fn signal(g: &Guard, sig: &str) {
+    let pid = g.0.as_ref().unwrap().id().to_string();
+    let ok = Command::new("kill").args([sig, &pid]).status().unwrap();
+    assert!(ok.success(), "kill {sig} {pid}");
+}
+
+/// A long-running (not --one-off) server with `--json` and the extra flags.
+fn multi_server(addr: &str, extra: &[&str]) -> Guard {
+    let g = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "server", "--bind", addr, "--json"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    g
+}
+
+/// A perf client to `addr` with the extra flags (bind, size, ...), not yet waited for.
+fn perf_client(addr: &str, extra: &[&str]) -> Guard {
+    Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "client", "--connect", addr])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+}
+
+/// Every JSON line of a server's stdout, by association id.
+fn sessions(out: &[u8]) -> Vec<serde_json::Value> {
+    let mut v: Vec<serde_json::Value> = String::from_utf8_lossy(out)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    v.sort_by_key(|j| j["id"].as_u64());
+    v
+}
+
+fn assert_ok(o: &Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what}: {} {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn perf_server_serves_clients_one_after_another_and_at_once() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = multi_server(&addr, &[]);
+    let sized = ["--bytes", "5MiB", "--json"];
+    // Two in a row from the same address and SCTP port (a new UDP port each time).
+    for i in 0..2 {
+        let c = perf_client(&addr, &[&["--bind", "127.0.0.1:0"][..], &sized].concat()).wait();
+        assert_ok(&c, &format!("sequential client {i}"));
+    }
+    // Two at once: another SCTP port from the same address, and another address.
+    let a = perf_client(
+        &addr,
+        &[
+            &["--bind", "127.0.0.1:0", "--local-port", "5002"][..],
+            &sized,
+        ]
+        .concat(),
+    );
+    let b = perf_client(&addr, &[&["--bind", "127.0.0.2:0"][..], &sized].concat());
+    assert_ok(&a.wait(), "concurrent client a");
+    assert_ok(&b.wait(), "concurrent client b");
+    // Ctrl-C stops a long-running server; with nothing in progress that is a success.
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&server, "-INT");
+    let s = server.wait();
+    assert_ok(&s, "server");
+    let runs = sessions(&s.stdout);
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    for (i, j) in runs.iter().enumerate() {
+        assert_eq!(j["id"], i as u64 + 1);
+        assert_eq!(j["ok"], true, "{j}");
+        assert_eq!(j["bytes"], 5 << 20);
+    }
+}
+
+#[test]
+fn perf_server_survives_killed_aborting_and_misbehaving_clients() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = multi_server(&addr, &["--idle-timeout", "2s"]);
+    let long = ["--time", "30s", "--json"];
+    // Killed mid-transfer: it vanishes without a word.
+    let killed = perf_client(&addr, &[&["--bind", "127.0.0.1:0"][..], &long].concat());
+    // Interrupted: it aborts the association (ABORT, User-Initiated Abort).
+    let aborting = perf_client(&addr, &[&["--bind", "127.0.0.2:0"][..], &long].concat());
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&killed, "-KILL");
+    signal(&aborting, "-INT");
+    let a = aborting.wait();
+    assert!(!a.status.success());
+    assert_eq!(json(&a.stdout)["interrupted"], true);
+    // Misbehaving: data that is not the perf format.
+    let mut nc = Guard::spawn(
+        Command::new(BRAID)
+            .args(["nc", "--bind", "127.0.0.3:0", "--connect", &addr])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    let mut stdin = nc.0.as_mut().unwrap().stdin.take().unwrap();
+    stdin.write_all(b"this is not the perf format\n").unwrap();
+    drop(stdin);
+    let n = nc.wait();
+    assert!(!n.status.success(), "nc: the server should have aborted");
+    // Once the idle timeout has ended the killed client's association, a new client from
+    // the same address and SCTP port is served and verifies.
+    std::thread::sleep(Duration::from_millis(3000));
+    let later = perf_client(
+        &addr,
+        &["--bind", "127.0.0.1:0", "--bytes", "5MiB", "--json"],
+    )
+    .wait();
+    assert_ok(&later, "later client");
+    signal(&server, "-INT");
+    let s = server.wait();
+    assert_ok(&s, "server");
+    let err = String::from_utf8_lossy(&s.stderr);
+    let runs = sessions(&s.stdout);
+    assert_eq!(runs.len(), 4, "{runs:?} {err}");
+    let by_peer = |ip: &str| {
+        runs.iter()
+            .find(|j| j["peer"].as_str().unwrap().starts_with(ip) && j["ok"] == false)
+            .unwrap_or_else(|| panic!("no failed run from {ip}: {runs:?}"))
+    };
+    let e = |j: &serde_json::Value| j["error"].as_str().unwrap().to_string();
+    // The killed client's port answers ICMP port unreachable, which may end the
+    // association before the idle timeout does.
+    for (ip, want) in [
+        (
+            "127.0.0.1:",
+            &["nothing received for 2s", "peer unreachable"][..],
+        ),
+        ("127.0.0.2:", &["aborted by the peer: User-Initiated Abort"]),
+        ("127.0.0.3:", &["verification failed"]),
+    ] {
+        let got = e(by_peer(ip));
+        assert!(
+            want.iter().any(|w| got.contains(w)),
+            "{ip}: {got:?} lacks {want:?}"
+        );
+    }
+    assert_eq!(runs.iter().filter(|j| j["ok"] == true).count(), 1);
+    // Each failure is also on stderr, in words.
+    let reports = err.lines().filter(|l| l.starts_with("braid perf server: "));
+    assert_eq!(reports.count(), 3, "{err}");
+    assert!(!err.contains("Some(") && !err.contains("[Us"), "{err}");
+}
+
+#[test]
+fn perf_client_ctrl_c_prints_the_summary() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "server", "--bind", &addr, "--one-off"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let client = perf_client(&addr, &["--bind", "127.0.0.1:0", "--time", "30s"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = clock();
+    signal(&client, "-INT");
+    let c = client.wait();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let out = String::from_utf8_lossy(&c.stdout);
+    assert!(
+        !c.status.success(),
+        "incomplete data must not exit 0: {out}"
+    );
+    assert!(out.contains("[SUM]"), "{out}");
+    assert!(out.contains("all acknowledged: no"), "{out}");
+    assert!(out.contains("interrupted (Ctrl-C)"), "{out}");
+    assert!(out.contains("the data is incomplete"), "{out}");
+    // The one-off server reports the incomplete run and fails.
+    let s = server.wait();
+    assert!(!s.status.success());
+    let sout = String::from_utf8_lossy(&s.stdout);
+    assert!(sout.contains("no LAST message"), "{sout}");
+}
+
+#[test]
+fn streams_beyond_the_negotiated_count_fail_fast() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let listener = Guard::spawn(
+        Command::new(BRAID)
+            .args(["nc", "--listen", "--bind", &addr])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let t = clock();
+    let c = Guard::spawn(
+        Command::new(BRAID)
+            .args(["nc", "--bind", "127.0.0.1:0", "--connect", &addr])
+            .args(["--stream", "1024"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+    .wait();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(!c.status.success());
+    let e = String::from_utf8_lossy(&c.stderr);
+    assert!(
+        e.contains("--stream 1024: the association has 1024 outbound stream(s)"),
+        "{e}"
+    );
+    drop(listener);
+    // perf: the server accepts 1024 inbound streams.
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = multi_server(&addr, &[]);
+    let c = perf_client(
+        &addr,
+        &["--bind", "127.0.0.1:0", "--time", "5s", "--streams", "2000"],
+    )
+    .wait();
+    assert!(!c.status.success());
+    let e = String::from_utf8_lossy(&c.stderr);
+    assert!(
+        e.contains("--streams 2000: the association has 1024"),
+        "{e}"
+    );
+    drop(server);
+}
+
+#[test]
+fn bind_to_an_address_in_use_names_it() {
+    let held = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = held.local_addr().unwrap().to_string();
+    let runs: [&[&str]; 3] = [
+        &["perf", "server", "--bind", &addr],
+        &[
+            "perf",
+            "client",
+            "--bind",
+            &addr,
+            "--connect",
+            "127.0.0.1:9",
+            "--time",
+            "1s",
+        ],
+        &["nc", "--listen", "--bind", &addr],
+    ];
+    for args in runs {
+        let o = Command::new(BRAID)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains(&format!("address {addr} already in use")),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("Os {") && !e.contains("code:"), "{e}");
+    }
+}
