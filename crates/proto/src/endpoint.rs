@@ -527,7 +527,7 @@ impl Endpoint {
                 if init.initiate_tag == 0 || !self.ootb_budget(now, remote.ip()) {
                     return None; // §3.3.2; answers are rate-limited per source.
                 }
-                let reply = self.answer_init(now, local, remote, h, &init, listening);
+                let reply = self.answer_init(now, remote, h, &init, listening);
                 self.send_stateless(local, remote, reply_header(init.initiate_tag), reply);
                 None
             }
@@ -571,7 +571,6 @@ impl Endpoint {
     fn answer_init(
         &mut self,
         now: Instant,
-        local: SocketAddr,
         remote: SocketAddr,
         h: CommonHeader,
         init: &Init,
@@ -589,18 +588,15 @@ impl Endpoint {
         }
         // An address+port a live association owns is never handed to another (§5.2;
         // cause 11, "Restart of an Association with New Addresses").
-        let listed = crate::association::peer_addresses_of(
-            &init.params,
-            remote.ip(),
-            &self.local_addrs,
-            local,
-        );
+        let listed = std::iter::once(remote.ip())
+            .chain(init.params.iter().filter_map(braid_wire::Param::address))
+            .take(crate::cookie::MAX_ADDRESSES);
         if let Some(taken) = listed
-            .iter()
-            .find(|ip| self.live_owner(**ip, h.src_port).is_some())
+            .into_iter()
+            .find(|ip| self.live_owner(*ip, h.src_port).is_some())
         {
             return abort(Some(ErrorCause::RestartWithNewAddresses(address_tlv(
-                *taken,
+                taken,
             ))));
         }
         if self.assocs.len() >= self.cfg.max_associations {

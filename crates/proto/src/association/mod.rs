@@ -187,27 +187,6 @@ pub(crate) fn usable_peer_address(
     !special && ip != local.ip() && !locals.iter().any(|l| l.ip() == ip)
 }
 
-/// The peer addresses an INIT's parameters would give an association (its source first),
-/// filtered and capped as `add_peer_paths` will.
-pub(crate) fn peer_addresses_of(
-    params: &[braid_wire::Param],
-    src: std::net::IpAddr,
-    locals: &[SocketAddr],
-    local: SocketAddr,
-) -> Vec<std::net::IpAddr> {
-    let mut v = vec![src];
-    for p in params {
-        if let Some(a) = p.address()
-            && v.len() < crate::cookie::MAX_ADDRESSES
-            && !v.contains(&a)
-            && usable_peer_address(a, locals, local)
-        {
-            v.push(a);
-        }
-    }
-    v
-}
-
 impl Association {
     #[allow(clippy::too_many_arguments)]
     fn new_inner(
