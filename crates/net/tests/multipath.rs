@@ -150,3 +150,91 @@ async fn cmt_uses_both_paths_and_survives_losing_one() {
     srv.close().await;
     cli.close().await;
 }
+
+/// A verified transfer between endpoints bound to these loopback addresses (the client
+/// connects to the server's first), then a graceful close; bounded in time.
+async fn transfer_between(server: &[&str], client: &[&str], cmt: bool) {
+    let assoc = AssociationConfig { cmt, ..cfg() };
+    let addrs = |v: &[&str]| -> Vec<SocketAddr> {
+        v.iter()
+            .map(|a| format!("{a}:0").parse().unwrap())
+            .collect()
+    };
+    let srv = Endpoint::bind(
+        EndpointConfig {
+            listen: true,
+            association: assoc.clone(),
+            ..Default::default()
+        },
+        &addrs(server),
+    )
+    .unwrap();
+    let first = srv.local_addrs()[0];
+    let cli = Endpoint::bind(
+        EndpointConfig {
+            association: assoc,
+            ..Default::default()
+        },
+        &addrs(client),
+    )
+    .unwrap();
+    let n: u32 = 1500;
+    let receiver = tokio::spawn(async move {
+        let a = srv.accept().await.unwrap();
+        let mut next = [0u32; STREAMS as usize];
+        while let Some(m) = a.recv().await {
+            let s = m.stream_id as usize;
+            assert_eq!(m.data, message(m.stream_id, next[s]), "stream {s}");
+            next[s] += 1;
+        }
+        srv.close().await;
+        next
+    });
+    let a = cli.connect(&[first], 5001).await.unwrap();
+    for seq in 0..n {
+        for s in 0..STREAMS {
+            a.send(s, message(s, seq), SendOptions::default())
+                .await
+                .unwrap();
+        }
+    }
+    a.shutdown().await.unwrap();
+    let next = receiver.await.unwrap();
+    assert_eq!(next, [n; STREAMS as usize]);
+    cli.close().await;
+}
+
+/// Every combination of single- and multi-homed ends, same and different address ranges
+/// (issue 10: a single-homed client of a multi-homed server used to hang).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_homing_combination_transfers_and_closes() {
+    let cases: &[(&[&str], &[&str], bool)] = &[
+        (&["127.0.0.1"], &["127.0.0.3"], false),
+        (&["127.0.0.1", "127.0.0.2"], &["127.0.0.3"], false),
+        (&["127.0.0.1", "127.0.0.2"], &["127.0.0.3"], true),
+        (&["127.0.0.1", "127.0.0.2"], &["127.0.0.1"], false),
+        (&["127.0.0.1", "127.0.0.2"], &["127.0.0.2"], true),
+        (&["127.0.0.1"], &["127.0.0.3", "127.0.0.4"], false),
+        (&["127.0.0.1"], &["127.0.0.3", "127.0.0.4"], true),
+        (
+            &["127.0.0.1", "127.0.0.2"],
+            &["127.0.0.3", "127.0.0.4"],
+            false,
+        ),
+        (
+            &["127.0.0.1", "127.0.0.2"],
+            &["127.0.0.3", "127.0.0.4"],
+            true,
+        ),
+        (
+            &["127.0.0.1", "127.0.0.2"],
+            &["127.0.0.1", "127.0.0.2"],
+            true,
+        ),
+    ];
+    for (server, client, cmt) in cases {
+        timeout(LIMIT, transfer_between(server, client, *cmt))
+            .await
+            .unwrap_or_else(|_| panic!("server {server:?} client {client:?} cmt {cmt}: hung"));
+    }
+}
