@@ -136,6 +136,11 @@ fn real_addr(e: usize) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2 - e as u8)), 9899)
 }
 
+/// The second address of a multi-homed real endpoint.
+fn second_addr(e: usize) -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 3, 2 - e as u8)), 9899)
+}
+
 fn fake_addr(k: usize) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 1, 1 + k as u8)), 9899)
 }
@@ -258,6 +263,10 @@ fn config(b: u8, seed: u64) -> EndpointConfig {
         valid_cookie_life: Duration::from_secs(60),
         cookie_secret: Some([(seed & 0xff) as u8; 32]),
         max_associations: 1 + ((b >> 2) & 3) as usize,
+        max_associations_per_source: 1 + ((seed >> 8) & 3) as usize,
+        ootb_burst: 1 + ((seed >> 10) & 15) as u32,
+        ootb_rate: 1 + ((seed >> 14) & 3) as u32,
+        cookie_secret_rotation: Duration::from_secs(1 + ((seed >> 4) & 15) * 10),
         association: a,
     }
 }
@@ -272,7 +281,12 @@ impl World {
             let mut c = cfg.clone();
             c.port = PORTS[e];
             c.listen = e == SERVER;
-            Endpoint::new(c, seed.wrapping_mul(31).wrapping_add(e as u64))
+            let mut ep = Endpoint::new(c, seed.wrapping_mul(31).wrapping_add(e as u64));
+            if seed & 1 != 0 {
+                // Multi-homed endpoints: address lists in INIT/INIT-ACK, unconfirmed paths.
+                ep.set_local_addresses(vec![real_addr(e), second_addr(e)]);
+            }
+            ep
         };
         let mut w = World {
             now: Instant::ZERO,
@@ -354,7 +368,7 @@ impl World {
     fn advance(&mut self, dt: Duration) {
         let target = self.now + dt;
         for _ in 0..256 {
-            let next = self.eps.iter().filter_map(Endpoint::poll_timeout).min();
+            let next = self.eps.iter_mut().filter_map(Endpoint::poll_timeout).min();
             match next {
                 Some(t) if t <= target => {
                     self.now = self.now.max(t);
@@ -403,8 +417,8 @@ impl World {
                 let bytes = Bytes::copy_from_slice(&self.buf);
                 self.learn(e, t.remote, &bytes);
                 let other = 1 - e;
-                if t.remote == real_addr(other) && self.wire_bytes[other] + bytes.len() <= WIRE_CAP
-                {
+                let to_other = t.remote == real_addr(other) || t.remote == second_addr(other);
+                if to_other && self.wire_bytes[other] + bytes.len() <= WIRE_CAP {
                     self.wire_bytes[other] += bytes.len();
                     self.wire[other].push_back(bytes);
                 }
@@ -735,6 +749,20 @@ impl World {
                 if pf & 64 != 0 {
                     params.push(Param::SupportedAddressTypes(vec![5, 6, 11]));
                 }
+                if pf & 128 != 0 {
+                    // Address lists: any IPv4 (multicast, broadcast, ours, the other
+                    // endpoint's second address...).
+                    for _ in 0..inp.u8() % 24 {
+                        let a = match inp.u8() % 4 {
+                            0 => second_addr(inp.u8() as usize % 2).ip(),
+                            1 => real_addr(inp.u8() as usize % 2).ip(),
+                            _ => IpAddr::V4(Ipv4Addr::from(inp.u32())),
+                        };
+                        if let IpAddr::V4(v4) = a {
+                            params.push(Param::Ipv4Address(v4));
+                        }
+                    }
+                }
                 {
                     let fl = self.flow(to, ip);
                     fl.next_tsn = initial_tsn;
@@ -998,6 +1026,41 @@ impl World {
         }
     }
 
+    /// An ICMP error about a packet endpoint `e` sent, quoting a header with the learned
+    /// tag (or any), as the driver would report it (RFC 9260 Appendix C).
+    fn op_icmp(&mut self, inp: &mut Input) {
+        let e = inp.u8() as usize % 2;
+        let k = inp.u8();
+        let remote = match k % 4 {
+            0 => real_addr(1 - e),
+            1 => second_addr(1 - e),
+            _ => fake_addr(k as usize % FAKES),
+        };
+        let f = self.flow(e, remote.ip()).clone();
+        let m = inp.u8();
+        let tag = if m & 1 == 0 { f.remote_tag } else { inp.u32() };
+        let dst_port = if k % 4 < 2 { PORTS[1 - e] } else { FAKE_PORT + (k as u16 % 4) };
+        let mut quoted = Vec::with_capacity(24);
+        quoted.extend_from_slice(&PORTS[e].to_be_bytes());
+        quoted.extend_from_slice(&dst_port.to_be_bytes());
+        quoted.extend_from_slice(&tag.to_be_bytes());
+        quoted.extend_from_slice(&[0; 4]);
+        if m & 2 != 0 {
+            // A quoted INIT (tag 0) carrying an Initiate Tag.
+            quoted.extend_from_slice(&[1, 0, 0, 20]);
+            quoted.extend_from_slice(&inp.u32().to_be_bytes());
+        }
+        let kind = match (m >> 2) % 3 {
+            0 => braid_proto::IcmpError::Unreachable,
+            1 => braid_proto::IcmpError::PortUnreachable,
+            _ => braid_proto::IcmpError::TooBig {
+                mtu: usize::from(inp.u16()),
+            },
+        };
+        let local = real_addr(e);
+        self.eps[e].handle_icmp(self.now, local, remote, &quoted, kind);
+    }
+
     fn record(&mut self, inp: &mut Input) {
         let op = inp.u8();
         let dt = inp.u8();
@@ -1019,7 +1082,7 @@ impl World {
             12 => self.op_send(inp),
             13 => self.op_app(inp),
             14 => self.op_sample(inp),
-            _ => self.op_wrap(inp),
+            _ => self.op_icmp(inp),
         }
         self.settle();
         if tracing_on() {

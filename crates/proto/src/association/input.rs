@@ -371,6 +371,11 @@ impl Association {
                 return;
             }
             self.schedule_heartbeat(now, path);
+            if self.paths[pi].heartbeat.timer.is_some_and(|t| t <= now) {
+                // A PF path (or a free probe slot) is probed again right away: a timer left
+                // due now would never fire in this call.
+                self.send_heartbeat(now, path);
+            }
             return;
         }
         let idle = now - self.paths[pi].last_data_sent >= self.cfg.hb_interval;
