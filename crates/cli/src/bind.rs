@@ -18,6 +18,15 @@ pub(crate) fn endpoint(
 /// Names the address that could not be bound. The io error does not say which of several
 /// sockets failed, so each address is tried again alone (the failed endpoint has released
 /// its sockets by now).
+/// Addresses as one comma-separated list, for messages.
+pub(crate) fn list(addrs: &[SocketAddr]) -> String {
+    addrs
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn bind_error(addrs: &[SocketAddr], e: &io::Error) -> String {
     let list = addrs
         .iter()

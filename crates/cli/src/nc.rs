@@ -88,12 +88,7 @@ async fn nc(args: NcArgs) -> Result<(), Error> {
         eprintln!("braid nc: listening on udp {}", ep.local_addrs()[0]);
         ep.accept().await.ok_or("endpoint closed")?
     } else {
-        let to = args
-            .connect
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let to = crate::bind::list(&args.connect);
         tokio::time::timeout(
             Duration::from_secs(30),
             ep.connect(&args.connect, args.port),

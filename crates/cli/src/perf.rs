@@ -580,12 +580,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     };
     let ep = bind::endpoint(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
     let progress = Progress::new(args.json);
-    let to = args
-        .connect
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let to = crate::bind::list(&args.connect);
     let assoc = tokio::select! {
         r = tokio::time::timeout(Duration::from_secs(30), ep.connect(&args.connect, args.port)) => {
             match r {

@@ -239,10 +239,8 @@ impl Endpoint {
     fn claim(&mut self, id: AssocId, peers: &[IpAddr], port: u16) {
         for ip in peers {
             let key = (*ip, port);
-            match self.live_owner(*ip, port) {
-                Some(other) if other != id => continue,
-                Some(_) => continue,
-                None => {}
+            if self.live_owner(*ip, port).is_some() {
+                continue; // Ours already, or another live association's.
             }
             if let Some(old) = self.by_peer.insert(key, id)
                 && let Some(e) = self.assocs.get_mut(&old)
