@@ -352,6 +352,7 @@ impl Association {
                 path,
                 state: PathState::Active,
             });
+            self.retarget_stranded();
         }
         // The timer was the answer's deadline: back to the normal rhythm.
         self.schedule_heartbeat(now, path);

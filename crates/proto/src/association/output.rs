@@ -108,6 +108,18 @@ impl Association {
         if n == 1 || matches!(self.state, State::CookieWait | State::CookieEchoed) {
             return self.primary;
         }
+        // Retransmissions first (RFC 9260 §6.1 C): a path holding one it may send now is
+        // chosen over the path in turn, which may be stuck behind a closed peer window.
+        if self.tx.rtx_pending > 0
+            && let Some(i) = (0..n).find(|&i| {
+                let p = &self.paths[i];
+                (p.flight_size < p.cc.cwnd || p.fast_rtx_packet_allowed)
+                    && self.rtx_waiting_on(PathId(i as u16))
+            })
+        {
+            self.cmt_cursor = i;
+            return PathId(i as u16);
+        }
         for k in 0..n {
             let i = (self.cmt_cursor + k) % n;
             if self.has_data_to_send(PathId(i as u16)) {

@@ -81,6 +81,8 @@ pub(super) struct Sent {
     pub(super) abandoned: bool,
     /// Freed by an NR-SACK (its payload is gone).
     pub(super) nr_acked: bool,
+    /// Its path's failure epoch when it was last sent (see `Path::fail_epoch`).
+    pub(super) epoch: u16,
     pub(super) expires: Option<Instant>,
 }
 
@@ -312,6 +314,7 @@ impl SendQueue {
                 fast_retransmitted: false,
                 abandoned: false,
                 nr_acked: false,
+                epoch: 0,
                 expires: m.expires,
             };
             self.queued_bytes -= len;
@@ -363,6 +366,18 @@ fn leave_flight(s: &mut Sent, paths: &mut [crate::path::Path], rtx_pending: &mut
     }
 }
 
+/// The bit of the chunk's path if the chunk was first sent there since the path last
+/// failed. An ack of a retransmission is ambiguous (Karn): the copy that got through may be
+/// the one sent before the failure, and it must not revive a dead path.
+fn fresh_ack(s: &Sent, paths: &[crate::path::Path]) -> u64 {
+    let p = s.path.0 as usize;
+    if p < 64 && s.tx_count == 1 && s.epoch == paths[p].fail_epoch {
+        1 << p
+    } else {
+        0
+    }
+}
+
 /// Moves a chunk (not in flight) to the path it will be retransmitted on, carrying its
 /// share of the buffers along (buffer splitting).
 fn retarget(s: &mut Sent, to: PathId, paths: &mut [crate::path::Path]) {
@@ -372,6 +387,8 @@ fn retarget(s: &mut Sent, to: PathId, paths: &mut [crate::path::Path]) {
         from.buffered = from.buffered.saturating_sub(len);
         paths[to.0 as usize].buffered += len;
         s.path = to;
+        // Not sent there yet: an ack of its earlier transmission must not revive `to`.
+        s.epoch = paths[to.0 as usize].fail_epoch.wrapping_sub(1);
     }
 }
 
@@ -620,6 +637,22 @@ impl Association {
         best.map_or(from, |(_, id)| id)
     }
 
+    /// A path became active again: retransmissions that wait on a path no longer usable
+    /// for data (chosen while every path had failed) move to one that is (RFC 9260 §6.4.1).
+    pub(super) fn retarget_stranded(&mut self) {
+        if self.tx.rtx_pending == 0 || self.paths.len() == 1 {
+            return;
+        }
+        for i in 0..self.tx.outstanding.len() {
+            let s = &self.tx.outstanding[i];
+            if !s.retransmit || self.usable_for_data(s.path) {
+                continue;
+            }
+            let to = self.rtx_path(s.path);
+            retarget(&mut self.tx.outstanding[i], to, &mut self.paths);
+        }
+    }
+
     /// Whether `poll_transmit` has DATA it could put on `path` now.
     pub(super) fn has_data_to_send(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
@@ -708,6 +741,7 @@ impl Association {
                 s.in_flight = true;
                 s.tx_count = s.tx_count.saturating_add(1);
                 s.path = path;
+                s.epoch = self.paths[pi].fail_epoch;
                 s.misses = 0;
                 let len = s.data.len();
                 encode_data(s, buf);
@@ -772,7 +806,10 @@ impl Association {
                         self.stats.abandoned_messages += 1;
                         continue;
                     }
-                    Some(Next::Chunk(sent)) => sent,
+                    Some(Next::Chunk(mut sent)) => {
+                        sent.epoch = self.paths[pi].fail_epoch;
+                        sent
+                    }
                 };
                 let size = data_chunk_size(sent.data.len());
                 encode_data(&sent, buf);
@@ -851,6 +888,8 @@ impl Association {
             Vec::new()
         };
         let cum_advanced = cum != self.tx.cum_ack;
+        // Paths with an acknowledged chunk sent since they last failed (bit per path id).
+        let mut fresh = 0u64;
         let mut events = std::mem::take(&mut self.events);
         // Cumulative part.
         while self.tx.cum_ack != cum {
@@ -864,6 +903,7 @@ impl Association {
             let len = s.data.len();
             if !s.acked {
                 acked_on[s.path.0 as usize] += len;
+                fresh |= fresh_ack(&s, &self.paths);
                 self.rtt_sample(now, &s);
             } else {
                 self.tx.gap_acked -= 1;
@@ -888,7 +928,7 @@ impl Association {
         }
         // Gap blocks, reneging and miss indications in one pass (§6.2.1, §7.2.4).
         if !gaps.is_empty() || self.tx.gap_acked > 0 {
-            self.process_gaps(now, gaps, &mut acked_on, cum_advanced, cmt, &mut events);
+            fresh |= self.process_gaps(now, gaps, &mut acked_on, cum_advanced, cmt, &mut events);
         }
         if !nr_gaps.is_empty() {
             self.free_nr_acked(nr_gaps, &mut events);
@@ -907,6 +947,7 @@ impl Association {
         if algo != CongestionControl::Reno {
             cc_views(&self.paths, &mut views);
         }
+        let mut reactivated = false;
         for i in 0..npaths {
             let rto = self.paths[i].rtt.rto();
             // CUC: a path's window moves when its own earliest outstanding TSN is acked.
@@ -916,10 +957,15 @@ impl Association {
                 cum_advanced
             };
             let p = &mut self.paths[i];
-            if acked_on[i] > 0 {
+            // RFC 9260 §8.2 clears a path's errors when data last sent there is acked; a
+            // failed path is revived only by data sent since it failed (RFC 7829 §5.1), not
+            // by late acks of what it carried before (those come over the other paths).
+            let revives = p.state == PathState::Active || (i < 64 && fresh & (1 << i) != 0);
+            if acked_on[i] > 0 && revives {
                 p.error_count = 0;
                 if p.state != PathState::Active && p.confirmed {
                     p.state = PathState::Active;
+                    reactivated = true;
                     events.push_back(Event::PathState {
                         path: p.id,
                         state: PathState::Active,
@@ -965,6 +1011,9 @@ impl Association {
         }
         if acked_on.iter().any(|&b| b > 0) {
             self.error_count = 0;
+        }
+        if reactivated {
+            self.retarget_stranded();
         }
         self.reset_burst();
         if self.features.pr_sctp {
@@ -1070,7 +1119,8 @@ impl Association {
         cum_advanced: bool,
         cmt: bool,
         _events: &mut VecDeque<Event>,
-    ) {
+    ) -> u64 {
+        let mut fresh = 0u64;
         // Highest TSN newly acknowledged by this SACK (HTNA, RFC 9260 §7.2.4 step 1) and the
         // highest acknowledged at all; with SFR, per path (Iyengar et al. §3.1).
         let mut htna: Option<u32> = None;
@@ -1113,6 +1163,7 @@ impl Association {
             }
             let len = s.data.len();
             acked_on[s.path.0 as usize] += len;
+            fresh |= fresh_ack(s, &self.paths);
             leave_flight(s, &mut self.paths, &mut self.tx.rtx_pending);
             let s = &self.tx.outstanding[i];
             let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
@@ -1140,7 +1191,7 @@ impl Association {
         } else {
             htna
         };
-        let Some(limit) = limit else { return };
+        let Some(limit) = limit else { return fresh };
         let mut lost: Vec<(usize, PathId)> = Vec::new();
         // Only the holes between the blocks can be missing.
         let limit_off = limit.wrapping_sub(cum) as usize;
@@ -1220,6 +1271,7 @@ impl Association {
             retarget(&mut self.tx.outstanding[i], to, &mut self.paths);
             self.paths[to.0 as usize].fast_rtx_packet_allowed = true;
         }
+        fresh
     }
 
     fn rtt_sample(&mut self, now: Instant, s: &super::tx::Sent) {
@@ -1260,6 +1312,7 @@ impl Association {
         p.fast_recovery_exit = None;
         p.rtt_probe = None;
         let mut marked = 0usize;
+        let mut marked_chunks = 0usize;
         for s in self.tx.outstanding.iter_mut() {
             if s.path == path && s.in_flight && !s.acked && !s.abandoned {
                 s.in_flight = false;
@@ -1268,12 +1321,15 @@ impl Association {
                     self.tx.rtx_pending += 1;
                 }
                 marked += s.data.len();
+                marked_chunks += 1;
             }
         }
         let p = &mut self.paths[pi];
         p.flight_size = p.flight_size.saturating_sub(marked);
         // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
-        let probing = self.tx.peer_rwnd == 0 && self.sack_since_t3;
+        // Only a path whose whole flight was the one probe chunk was probing: under CMT
+        // SACKs keep coming over the other paths while a dead one's hole fills the window.
+        let probing = self.tx.peer_rwnd == 0 && self.sack_since_t3 && marked_chunks <= 1;
         self.sack_since_t3 = false;
         if !probing {
             // First: the path may now be PF (RFC 7829), which the choice below avoids.
@@ -1320,6 +1376,7 @@ impl Association {
         let unconfirmed = !p.confirmed;
         if let Some(state) = next {
             p.state = state;
+            p.fail_epoch = p.fail_epoch.wrapping_add(1);
             let probing = p.heartbeat.outstanding.is_some();
             self.events.push_back(Event::PathState { path, state });
             if state == PathState::PotentiallyFailed && !probing {

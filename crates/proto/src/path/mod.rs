@@ -129,6 +129,9 @@ pub(crate) struct Path {
     /// for the others. Separate from `state`: an address that fails before it is
     /// confirmed is Inactive and still unconfirmed, and never gets DATA.
     pub(crate) confirmed: bool,
+    /// Counts the path's failures (PF or Inactive): a chunk sent in an older epoch that is
+    /// acknowledged later does not revive the path.
+    pub(crate) fail_epoch: u16,
     /// Largest SCTP packet (common header included) the path carries.
     pub(crate) mtu: usize,
     pub(crate) rtt: RttEstimator,
@@ -182,6 +185,7 @@ impl Path {
             remote,
             state: PathState::Active,
             confirmed: true,
+            fail_epoch: 0,
             mtu,
             rtt: RttEstimator::new(cfg),
             cc: Reno::new(mtu, peer_rwnd),
