@@ -36,6 +36,11 @@ if ! command -v tshark >/dev/null 2>&1; then
   apt_install tshark
 fi
 
+# scripts/netns-failover.sh: `ip` and `tc` (namespaces, veth, qdiscs).
+if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
+  apt_install iproute2
+fi
+
 # Interop peers (interop/install.sh): Go for pion-peer, python3 with venv for aiortc.
 # The machine image ships Go in /usr/local/go; Debian 12's golang-go (1.19) is the fallback,
 # too old for pion's go.mod (go 1.24) but enough to report it.
