@@ -191,7 +191,9 @@ fn bind_socket(addr: SocketAddr, buffer: usize) -> io::Result<Sock> {
     } else {
         nix::sys::socket::setsockopt(&s, nix::sys::socket::sockopt::Ipv6RecvErr, &true)
     };
-    s.bind(&addr.into())?;
+    // The error names the address (the kind stays, for callers that match on it).
+    s.bind(&addr.into())
+        .map_err(|e| io::Error::new(e.kind(), format!("bind {addr}: {e}")))?;
     let std: std::net::UdpSocket = s.into();
     let io = UdpSocket::from_std(std)?;
     let state = UdpSocketState::new((&io).into())?;
