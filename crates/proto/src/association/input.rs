@@ -117,6 +117,7 @@ impl Association {
             return;
         }
         let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
+        self.rx_path = path;
         self.rx_datagram_len = packet.len();
         let mut chunks = raw_chunks(packet).peekable();
         let Some(Ok(first)) = chunks.peek() else {

@@ -142,8 +142,11 @@ pub struct Association {
     events: VecDeque<Event>,
     close_reason: Option<CloseReason>,
     stats: AssociationStats,
-    /// A SACK arrived since the last T3 expiry (zero-window probing, RFC 9260 §6.1).
+    /// A SACK arrived since the last T3 expiry (zero-window probing, RFC 9260 §6.1); per
+    /// path in `Path::sack_since_t3`, this one for the association.
     sack_since_t3: bool,
+    /// Path of the packet being processed (SACKs mark the path they arrived on).
+    rx_path: PathId,
     /// Size of the datagram being processed (to decide whether to copy small payloads).
     rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
@@ -235,6 +238,7 @@ impl Association {
             close_reason: None,
             stats: AssociationStats::default(),
             sack_since_t3: false,
+            rx_path: PathId(0),
             rx_datagram_len: 0,
             scratch: (Vec::new(), Vec::new()),
             views: Vec::new(),

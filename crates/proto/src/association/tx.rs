@@ -874,6 +874,7 @@ impl Association {
             return;
         }
         self.sack_since_t3 = true;
+        self.paths[self.rx_path.0 as usize].sack_since_t3 = true;
         let npaths = self.paths.len();
         let cmt = self.cfg.cmt && npaths > 1;
         let (mut flight_before, mut acked_on) = std::mem::take(&mut self.scratch);
@@ -1329,8 +1330,16 @@ impl Association {
         // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
         // Only a path whose whole flight was the one probe chunk was probing: under CMT
         // SACKs keep coming over the other paths while a dead one's hole fills the window.
-        let probing = self.tx.peer_rwnd == 0 && self.sack_since_t3 && marked_chunks <= 1;
+        // With several paths the SACKs must come in over this one: a cut path's probe is
+        // not answered on it, whatever the others carry.
+        let answered = if self.paths.len() == 1 {
+            self.sack_since_t3
+        } else {
+            self.paths[pi].sack_since_t3
+        };
+        let probing = self.tx.peer_rwnd == 0 && answered && marked_chunks <= 1;
         self.sack_since_t3 = false;
+        self.paths[pi].sack_since_t3 = false;
         if !probing {
             // First: the path may now be PF (RFC 7829), which the choice below avoids.
             self.count_error(now, path);

@@ -132,6 +132,8 @@ pub(crate) struct Path {
     /// Counts the path's failures (PF or Inactive): a chunk sent in an older epoch that is
     /// acknowledged later does not revive the path.
     pub(crate) fail_epoch: u16,
+    /// A SACK arrived over this path since its last T3 expiry (zero-window probing).
+    pub(crate) sack_since_t3: bool,
     /// Largest SCTP packet (common header included) the path carries.
     pub(crate) mtu: usize,
     pub(crate) rtt: RttEstimator,
@@ -186,6 +188,7 @@ impl Path {
             state: PathState::Active,
             confirmed: true,
             fail_epoch: 0,
+            sack_since_t3: false,
             mtu,
             rtt: RttEstimator::new(cfg),
             cc: Reno::new(mtu, peer_rwnd),
