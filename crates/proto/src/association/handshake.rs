@@ -363,7 +363,7 @@ impl Association {
             self.cfg.stream_buffer_low,
         );
         for p in &mut self.paths {
-            p.cc = crate::cc::Reno::new(p.mtu, c.peer_a_rwnd as usize);
+            p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, c.peer_a_rwnd as usize, 1);
         }
     }
 
@@ -473,7 +473,7 @@ impl Association {
             self.cfg.stream_buffer_low,
         );
         for p in &mut self.paths {
-            p.cc = crate::cc::Reno::new(p.mtu, ack.a_rwnd as usize);
+            p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, ack.a_rwnd as usize, 1);
         }
         self.add_peer_paths(now, &peer.addresses);
         self.state = State::CookieEchoed;

@@ -591,7 +591,7 @@ impl Association {
             // CMT/RP shares the initial window among the paths (cc::coupled).
             let n = self.paths.len();
             for p in &mut self.paths {
-                p.cc = crate::cc::Reno::new_coupled(self.cfg.cc, p.mtu, rwnd.max(1), n);
+                p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, rwnd.max(1), n);
             }
         }
     }

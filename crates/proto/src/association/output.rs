@@ -4,6 +4,7 @@ use braid_wire::packet::write_checksum;
 use braid_wire::{COMMON_HEADER_LEN, Chunk};
 
 use super::{Association, State, Transmit};
+use crate::cc::Controller;
 use crate::path::PathId;
 use crate::time::Instant;
 
@@ -113,7 +114,7 @@ impl Association {
         if self.tx.rtx_pending > 0
             && let Some(i) = (0..n).find(|&i| {
                 let p = &self.paths[i];
-                (p.flight_size < p.cc.cwnd || p.fast_rtx_packet_allowed)
+                (p.flight_size < p.cc.window() || p.fast_rtx_packet_allowed)
                     && self.rtx_waiting_on(PathId(i as u16))
             })
         {
@@ -199,7 +200,7 @@ impl Association {
         }
         let periods = (idle.as_nanos() / rto.as_nanos()).min(32);
         for _ in 0..periods {
-            p.cc.on_idle_rto();
+            p.cc.on_idle();
         }
         p.last_data_sent = now;
     }

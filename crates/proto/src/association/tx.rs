@@ -10,7 +10,7 @@ use braid_wire::{Chunk, ErrorCause};
 use bytes::Bytes;
 
 use super::{Association, State};
-use crate::cc::{CcPathView, CongestionControl};
+use crate::cc::{CcPathView, CongestionControl, Controller, Ctx};
 use crate::event::{CloseReason, Event};
 use crate::path::{PathId, PathState};
 use crate::sched::{PathView, Scheduler, SchedulerKind};
@@ -525,7 +525,7 @@ impl Association {
         self.views.clear();
         self.views.extend(self.paths.iter().map(|p| PathView {
             usable: p.state == PathState::Active,
-            cwnd: p.cc.cwnd,
+            cwnd: p.cc.window(),
             srtt: p.rtt.srtt(),
         }));
         self.tx.sched.on_paths(now, &self.views);
@@ -613,9 +613,9 @@ impl Association {
         let score = |p: &crate::path::Path| -> f64 {
             match self.cfg.rtx_policy {
                 RtxPolicy::Same => 0.0,
-                RtxPolicy::Asap => p.cc.cwnd.saturating_sub(p.flight_size) as f64,
-                RtxPolicy::Cwnd => p.cc.cwnd as f64,
-                RtxPolicy::Ssthresh => p.cc.ssthresh as f64,
+                RtxPolicy::Asap => p.cc.window().saturating_sub(p.flight_size) as f64,
+                RtxPolicy::Cwnd => p.cc.window() as f64,
+                RtxPolicy::Ssthresh => p.cc.ssthresh() as f64,
                 RtxPolicy::Lossrate => {
                     let sent = p.stats.data_chunks_sent + p.stats.retransmissions;
                     -((p.stats.retransmissions + 1) as f64 / (sent + 1) as f64)
@@ -657,14 +657,14 @@ impl Association {
     pub(super) fn has_data_to_send(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
         let rtx_here = self.rtx_waiting_on(path);
-        if rtx_here && (p.flight_size < p.cc.cwnd || p.fast_rtx_packet_allowed) {
+        if rtx_here && (p.flight_size < p.cc.window() || p.fast_rtx_packet_allowed) {
             return true;
         }
         !rtx_here
             && self.may_send_new_data()
             && self.tx.has_unsent()
             && p.burst_budget > 0
-            && p.flight_size < p.cc.cwnd
+            && p.flight_size < p.cc.window()
             && self.usable_for_data(path)
             && (self.cfg.cmt || path == self.single_data_path())
             && self.buffer_split_allows(path)
@@ -722,7 +722,7 @@ impl Association {
                 }
                 rtx_left = true;
                 let p = &self.paths[pi];
-                if p.flight_size >= p.cc.cwnd && !fast_allowed {
+                if p.flight_size >= p.cc.window() && !fast_allowed {
                     break;
                 }
                 let size = data_chunk_size(s.data.len());
@@ -781,7 +781,7 @@ impl Association {
                 - braid_wire::chunk::DATA_HEADER_LEN;
             while let Some(next) = self.tx.peek_len(path, &self.views) {
                 let p = &self.paths[pi];
-                if p.flight_size >= p.cc.cwnd || !self.buffer_split_allows(path) {
+                if p.flight_size >= p.cc.window() || !self.buffer_split_allows(path) {
                     break;
                 }
                 let mut cut = max_payload;
@@ -983,11 +983,11 @@ impl Association {
                         p.fast_recovery_exit = None;
                     }
                 } else if (cuc && advanced) || (!cuc && cum_advanced) {
-                    if algo == CongestionControl::Reno {
-                        p.cc.on_ack(acked_on[i], flight_before[i]);
-                    } else {
-                        p.cc.on_ack_coupled(algo, &views, i, acked_on[i], flight_before[i]);
-                    }
+                    let ctx = Ctx {
+                        paths: &views,
+                        me: i,
+                    };
+                    p.cc.on_ack(&ctx, acked_on[i], flight_before[i]);
                 }
             }
             // Under CMT the pseudo-cumack already says whether anything is outstanding here.
@@ -1245,11 +1245,10 @@ impl Association {
                 if p.fast_recovery_exit.is_none() {
                     // Enter fast recovery: one cwnd reduction per window (§7.2.4 step 2);
                     // under CMT the window is the path's own data.
-                    if algo == CongestionControl::Reno {
-                        p.cc.on_fast_retransmit();
-                    } else {
-                        p.cc.on_fast_retransmit_coupled(algo, &self.cc_scratch, pid);
-                    }
+                    p.cc.on_loss(&Ctx {
+                        paths: &self.cc_scratch,
+                        me: pid,
+                    });
                     let exit = if cmt {
                         self.tx
                             .outstanding
@@ -1304,11 +1303,10 @@ impl Association {
         let p = &mut self.paths[pi];
         p.t3_rtx = None;
         p.stats.timeouts += 1;
-        if algo == CongestionControl::Reno {
-            p.cc.on_timeout();
-        } else {
-            p.cc.on_timeout_coupled(algo, &self.cc_scratch, pi);
-        }
+        p.cc.on_timeout(&Ctx {
+            paths: &self.cc_scratch,
+            me: pi,
+        });
         p.rtt.backoff();
         p.fast_recovery_exit = None;
         p.rtt_probe = None;

@@ -42,8 +42,6 @@
 
 use std::time::Duration;
 
-use super::CongestionControl;
-
 /// What the coupled rules read of one path: its window state, MTU and smoothed RTT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CcPathView {
@@ -61,121 +59,12 @@ pub(crate) struct CcPathView {
     pub(crate) coupled: bool,
 }
 
-/// cwnd increase of path `i` for one SACK in slow start that acknowledged `bytes_acked` new
-/// bytes on it; the caller has already checked that the window was fully used (§7.2.1).
-pub(crate) fn increase_slow_start(
-    algo: CongestionControl,
-    paths: &[CcPathView],
-    i: usize,
-    bytes_acked: usize,
-) -> usize {
-    with_group(paths, i, |paths, i| {
-        ss_increase(algo, paths, i, bytes_acked)
-    })
-}
-
-/// [`increase_slow_start`] over the coupled group.
-fn ss_increase(
-    algo: CongestionControl,
-    paths: &[CcPathView],
-    i: usize,
-    bytes_acked: usize,
-) -> usize {
-    // RFC 9260 §7.2.1: at most one MTU per SACK; RP scales that by the path's share.
-    let reno = bytes_acked.min(paths[i].mtu);
-    match algo {
-        // RFC 6356 §3: LIA leaves slow start alone.
-        CongestionControl::Reno | CongestionControl::Lia => reno,
-        CongestionControl::CmtRpv1 | CongestionControl::CmtRpv2 => {
-            at_least_one(share_of(algo, paths, i, reno), reno)
-        }
-    }
-}
-
-/// cwnd increase of path `i` in congestion avoidance, applied once partial_bytes_acked has
-/// reached cwnd (RFC 9260 §7.2.2).
-pub(crate) fn increase_ca(algo: CongestionControl, paths: &[CcPathView], i: usize) -> usize {
-    with_group(paths, i, |paths, i| ca_increase(algo, paths, i))
-}
-
-/// [`increase_ca`] over the coupled group.
-fn ca_increase(algo: CongestionControl, paths: &[CcPathView], i: usize) -> usize {
-    let mtu = paths[i].mtu;
-    match algo {
-        CongestionControl::Reno => mtu,
-        CongestionControl::CmtRpv1 | CongestionControl::CmtRpv2 => {
-            at_least_one(share_of(algo, paths, i, mtu), mtu)
-        }
-        CongestionControl::Lia => {
-            // RFC 6356 §3: min(α·acked·M/C, acked·M/c_i) summed over acked = c_i.
-            let total = total_cwnd(paths) as f64;
-            let inc = lia_alpha(paths) * mtu as f64 * (paths[i].cwnd as f64 / total);
-            at_least_one(floor_bytes(inc).min(mtu), mtu)
-        }
-    }
-}
-
-/// New ssthresh of path `i` after a fast retransmit or a T3 timeout on it (RFC 9260 §7.2.3);
-/// cwnd becomes this value (fast retransmit) or one MTU (timeout).
-pub(crate) fn ssthresh_after_loss(
-    algo: CongestionControl,
-    paths: &[CcPathView],
-    i: usize,
-) -> usize {
-    with_group(paths, i, |paths, i| loss_ssthresh(algo, paths, i))
-}
-
-/// [`ssthresh_after_loss`] over the coupled group.
-fn loss_ssthresh(algo: CongestionControl, paths: &[CcPathView], i: usize) -> usize {
-    let p = &paths[i];
-    match algo {
-        // RFC 6356 §3: LIA keeps TCP's multiplicative decrease.
-        CongestionControl::Reno | CongestionControl::Lia => (p.cwnd / 2).max(4 * p.mtu),
-        CongestionControl::CmtRpv1 | CongestionControl::CmtRpv2 => {
-            // CMT/RP: halve the association's window, all of it taken from this path.
-            let cut = p.cwnd.saturating_sub(total_cwnd(paths).div_ceil(2));
-            // The association as a whole keeps at least 4 MTU, split by share.
-            let floor = share_of(algo, paths, i, 4 * p.mtu);
-            cut.max(floor).max(p.mtu)
-        }
-    }
-}
-
-/// Initial cwnd of one of `npaths` paths: RFC 9260 §7.2.1's, divided among the paths for
-/// CMT/RP (as FreeBSD and INET do) so the association starts like one flow; at least one MTU.
-pub(crate) fn initial_cwnd(algo: CongestionControl, mtu: usize, npaths: usize) -> usize {
-    let rfc = (4 * mtu).min((2 * mtu).max(4380));
-    match algo {
-        CongestionControl::Reno | CongestionControl::Lia => rfc,
-        CongestionControl::CmtRpv1 | CongestionControl::CmtRpv2 => (rfc / npaths.max(1)).max(mtu),
-    }
-}
-
-/// RFC 6356 §3: α = C · max_k(c_k / r_k²) / (Σ_j c_j / r_j)², over all of `paths` (the
-/// caller has already left out the paths that are not coupled).
-///
-/// Computed as `C · max_k c_k / (Σ_j c_j · r_k / r_j)²`, the same value, so that one path (or
-/// paths with equal RTTs) gives an exact result: α = 1 for one path.
-pub(crate) fn lia_alpha(paths: &[CcPathView]) -> f64 {
-    let rtts = rtts_ns(paths);
-    let total = total_cwnd(paths) as f64;
-    let mut alpha = 0.0f64;
-    for (k, p) in paths.iter().enumerate() {
-        let d: f64 = paths
-            .iter()
-            .zip(&rtts)
-            .map(|(q, &r)| q.cwnd as f64 * (rtts[k] / r))
-            .sum();
-        if d > 0.0 {
-            // Multiply before dividing: with equal RTTs numerator and denominator round alike.
-            alpha = alpha.max(total * p.cwnd as f64 / (d * d));
-        }
-    }
-    alpha
-}
-
 /// Runs `f` on the coupled paths plus path `i`, with `i` renumbered into that slice.
-fn with_group<R>(paths: &[CcPathView], i: usize, f: impl FnOnce(&[CcPathView], usize) -> R) -> R {
+pub(super) fn with_group<R>(
+    paths: &[CcPathView],
+    i: usize,
+    f: impl FnOnce(&[CcPathView], usize) -> R,
+) -> R {
     if paths.iter().all(|p| p.coupled) {
         return f(paths, i);
     }
@@ -192,55 +81,103 @@ fn with_group<R>(paths: &[CcPathView], i: usize, f: impl FnOnce(&[CcPathView], u
     f(&group, at)
 }
 
-/// `amount` scaled by path `i`'s share: s_i/S for RPv1 (exact integers), b_i/B for RPv2.
-fn share_of(algo: CongestionControl, paths: &[CcPathView], i: usize, amount: usize) -> usize {
-    match algo {
-        CongestionControl::CmtRpv1 => {
-            let total: u128 = paths.iter().map(|p| p.ssthresh as u128).sum();
-            (amount as u128 * paths[i].ssthresh as u128 / total.max(1)) as usize
-        }
-        CongestionControl::CmtRpv2 => {
-            let rtts = rtts_ns(paths);
-            let bw = |j: usize| paths[j].cwnd as f64 / rtts[j];
-            let total: f64 = (0..paths.len()).map(bw).sum();
-            if total > 0.0 {
-                floor_bytes(amount as f64 * (bw(i) / total))
-            } else {
-                amount / paths.len()
-            }
-        }
-        CongestionControl::Reno | CongestionControl::Lia => amount,
-    }
+/// RFC 9260 §7.2.1's initial window: min(4·MTU, max(2·MTU, 4380)).
+pub(super) fn rfc_initial_cwnd(mtu: usize) -> usize {
+    (4 * mtu).min((2 * mtu).max(4380))
+}
+
+/// Reno's ssthresh after a loss: max(cwnd/2, 4·MTU) (RFC 9260 §7.2.3).
+pub(super) fn reno_loss_ssthresh(p: &CcPathView) -> usize {
+    (p.cwnd / 2).max(4 * p.mtu)
+}
+
+/// CMT/RP's ssthresh after a loss on path `i`: half of the association's window taken out of
+/// this path, keeping at least `floor` (the path's share of 4 MTU) and one MTU.
+pub(super) fn rp_loss_ssthresh(paths: &[CcPathView], i: usize, floor: usize) -> usize {
+    let p = &paths[i];
+    let cut = p.cwnd.saturating_sub(total_cwnd(paths).div_ceil(2));
+    cut.max(floor).max(p.mtu)
+}
+
+/// CMT/RP splits RFC 9260's initial window among the paths (as FreeBSD and INET do) so the
+/// association starts like one flow; at least one MTU.
+pub(super) fn rp_initial_cwnd(mtu: usize, npaths: usize) -> usize {
+    (rfc_initial_cwnd(mtu) / npaths.max(1)).max(mtu)
 }
 
 /// Σ cwnd over the paths.
-fn total_cwnd(paths: &[CcPathView]) -> usize {
+pub(super) fn total_cwnd(paths: &[CcPathView]) -> usize {
     paths.iter().map(|p| p.cwnd).sum()
 }
 
 /// The paths' SRTTs in nanoseconds, missing ones replaced by the largest measured (or 1).
-fn rtts_ns(paths: &[CcPathView]) -> Vec<f64> {
+pub(super) fn rtts_ns(paths: &[CcPathView]) -> Vec<f64> {
     let ns = |d: Duration| (d.as_nanos() as f64).max(1.0);
     let fallback = paths.iter().filter_map(|p| p.srtt).max().map_or(1.0, ns);
     paths.iter().map(|p| p.srtt.map_or(fallback, ns)).collect()
 }
 
 /// Floors a byte count, absorbing float error so a whole result (1452·½) is not one byte short.
-fn floor_bytes(v: f64) -> usize {
+pub(super) fn floor_bytes(v: f64) -> usize {
     (v + 1e-6).floor().max(0.0) as usize
 }
 
 /// FreeBSD's rule: a share that floors to zero still grows cwnd by one byte, so a small path
 /// is never frozen; no growth stays no growth.
-fn at_least_one(inc: usize, uncoupled: usize) -> usize {
+pub(super) fn at_least_one(inc: usize, uncoupled: usize) -> usize {
     if uncoupled > 0 { inc.max(1) } else { 0 }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::Reno;
+    use crate::cc::lia::{self, Lia as LiaRule};
+    use crate::cc::rpv1::Rpv1;
+    use crate::cc::rpv2::Rpv2;
+    use crate::cc::{AnyController, CongestionControl, Controller, CoupledRule, Ctx, Reno};
     use CongestionControl::*;
+
+    // The rules by name, over the coupled group as the controllers apply them.
+    fn increase_slow_start(
+        algo: CongestionControl,
+        p: &[CcPathView],
+        i: usize,
+        acked: usize,
+    ) -> usize {
+        let reno = acked.min(p[i].mtu);
+        with_group(p, i, |g, i| match algo {
+            Reno => reno,
+            CmtRpv1 => Rpv1::ss_increase(g, i, reno),
+            CmtRpv2 => Rpv2::ss_increase(g, i, reno),
+            Lia => LiaRule::ss_increase(g, i, reno),
+        })
+    }
+
+    fn increase_ca(algo: CongestionControl, p: &[CcPathView], i: usize) -> usize {
+        with_group(p, i, |g, i| match algo {
+            Reno => g[i].mtu,
+            CmtRpv1 => Rpv1::ca_increase(g, i),
+            CmtRpv2 => Rpv2::ca_increase(g, i),
+            Lia => LiaRule::ca_increase(g, i),
+        })
+    }
+
+    fn ssthresh_after_loss(algo: CongestionControl, p: &[CcPathView], i: usize) -> usize {
+        with_group(p, i, |g, i| match algo {
+            Reno => reno_loss_ssthresh(&g[i]),
+            CmtRpv1 => Rpv1::loss_ssthresh(g, i),
+            CmtRpv2 => Rpv2::loss_ssthresh(g, i),
+            Lia => LiaRule::loss_ssthresh(g, i),
+        })
+    }
+
+    fn initial_cwnd(algo: CongestionControl, mtu: usize, n: usize) -> usize {
+        AnyController::new(algo, mtu, 1 << 20, n).window()
+    }
+
+    fn lia_alpha(p: &[CcPathView]) -> f64 {
+        lia::alpha(p)
+    }
 
     const MTU: usize = 1452;
 
@@ -417,8 +354,8 @@ mod tests {
         assert_eq!(initial_cwnd(CmtRpv1, MTU, 2), 2190);
         assert_eq!(initial_cwnd(CmtRpv2, MTU, 4), MTU);
         assert_eq!(initial_cwnd(CmtRpv1, MTU, 1), 4380);
-        let r = Reno::new_coupled(CmtRpv1, MTU, 64_000, 2);
-        assert_eq!((r.cwnd, r.ssthresh), (2190, 64_000));
+        let r = AnyController::new(CmtRpv1, MTU, 64_000, 2);
+        assert_eq!((r.window(), r.ssthresh()), (2190, 64_000));
     }
 
     #[test]
@@ -453,7 +390,7 @@ mod tests {
         // Same ACK/loss sequence through Reno's API and the coupled entry points.
         for algo in [CmtRpv1, CmtRpv2, Lia] {
             let mut a = Reno::new(MTU, 64_000);
-            let mut b = Reno::new(MTU, 64_000);
+            let mut b = AnyController::new(algo, MTU, 64_000, 1);
             let srtt = Some(Duration::from_millis(42));
             for step in 0..2000usize {
                 let acked = [MTU, 3 * MTU, 500, 2 * MTU][step % 4];
@@ -461,20 +398,26 @@ mod tests {
                 match step % 97 {
                     50 => {
                         a.on_fast_retransmit();
-                        b.on_fast_retransmit_coupled(algo, &[b.view(srtt)], 0);
+                        let v = [b.view(srtt)];
+                        b.on_loss(&Ctx { paths: &v, me: 0 });
                     }
                     96 => {
                         a.on_timeout();
-                        b.on_timeout_coupled(algo, &[b.view(srtt)], 0);
+                        let v = [b.view(srtt)];
+                        Controller::on_timeout(&mut b, &Ctx { paths: &v, me: 0 });
                     }
                     _ => {
                         a.on_ack(acked, flight);
-                        b.on_ack_coupled(algo, &[b.view(srtt)], 0, acked, flight);
+                        let v = [b.view(srtt)];
+                        Controller::on_ack(&mut b, &Ctx { paths: &v, me: 0 }, acked, flight);
                     }
                 }
                 assert_eq!(
                     (a.cwnd, a.ssthresh, a.partial_bytes_acked),
-                    (b.cwnd, b.ssthresh, b.partial_bytes_acked),
+                    {
+                        let b = b.state();
+                        (b.cwnd, b.ssthresh, b.partial_bytes_acked)
+                    },
                     "{algo:?} step {step}"
                 );
             }
@@ -486,28 +429,41 @@ mod tests {
     fn loss_sim(algo: CongestionControl, npaths: usize, every: usize, rounds: usize) -> f64 {
         let mtu = 1000;
         let srtt = Some(Duration::from_millis(50));
-        let mut cc: Vec<Reno> = (0..npaths).map(|_| Reno::new(mtu, 1 << 30)).collect();
+        // npaths = 1: every variant starts from RFC 9260's window on each path.
+        let mut cc: Vec<AnyController> = (0..npaths)
+            .map(|_| AnyController::new(algo, mtu, 1 << 30, 1))
+            .collect();
         // Offsets keep the paths' losses out of phase.
         let mut sent: Vec<usize> = (0..npaths).map(|i| i * every / npaths).collect();
         let mut sum = 0.0;
         for round in 0..rounds {
             for i in 0..npaths {
-                let pkts = (cc[i].cwnd / mtu).max(1);
-                let flight = cc[i].cwnd;
+                let pkts = (cc[i].window() / mtu).max(1);
+                let flight = cc[i].window();
                 let before = sent[i] / every;
                 sent[i] += pkts;
                 let views: Vec<CcPathView> = cc.iter().map(|c| c.view(srtt)).collect();
                 if sent[i] / every > before {
-                    cc[i].on_fast_retransmit_coupled(algo, &views, i);
+                    cc[i].on_loss(&Ctx {
+                        paths: &views,
+                        me: i,
+                    });
                     continue;
                 }
                 for _ in 0..pkts {
                     let views: Vec<CcPathView> = cc.iter().map(|c| c.view(srtt)).collect();
-                    cc[i].on_ack_coupled(algo, &views, i, mtu, flight);
+                    cc[i].on_ack(
+                        &Ctx {
+                            paths: &views,
+                            me: i,
+                        },
+                        mtu,
+                        flight,
+                    );
                 }
             }
             if round >= rounds / 2 {
-                sum += cc.iter().map(|c| c.cwnd).sum::<usize>() as f64 / mtu as f64;
+                sum += cc.iter().map(|c| c.window()).sum::<usize>() as f64 / mtu as f64;
             }
         }
         sum / (rounds - rounds / 2) as f64

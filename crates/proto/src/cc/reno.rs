@@ -1,14 +1,12 @@
 //! The congestion control of RFC 9260 §7.2: slow start, congestion avoidance with
 //! partial_bytes_acked, fast-retransmit and timeout reactions, idle decay.
 //!
-//! The `*_coupled` methods run the same state machine with the amounts of a coupled variant
-//! ([`super::coupled`]); with [`CongestionControl::Reno`] or a single path they equal the
-//! uncoupled methods.
+//! The coupled variants ([`super::Coupled`]) run this state machine with other amounts.
 
 use std::time::Duration;
 
-use super::CongestionControl;
-use super::coupled::{self, CcPathView};
+use super::coupled::{CcPathView, rfc_initial_cwnd};
+use super::{Controller, Ctx};
 
 /// cwnd, ssthresh and partial_bytes_acked of one path, in bytes.
 #[derive(Debug, Clone)]
@@ -27,24 +25,10 @@ impl Reno {
     /// (RFC 9260 §7.2.1); `peer_rwnd` is the a_rwnd of INIT/INIT-ACK.
     pub(crate) fn new(mtu: usize, peer_rwnd: usize) -> Self {
         Self {
-            cwnd: (4 * mtu).min((2 * mtu).max(4380)),
+            cwnd: rfc_initial_cwnd(mtu),
             ssthresh: peer_rwnd.max(4 * mtu),
             partial_bytes_acked: 0,
             mtu,
-        }
-    }
-
-    /// Like [`Reno::new`], with the initial cwnd of one of `npaths` paths under `algo`
-    /// (CMT/RP splits RFC 9260's initial window among the paths).
-    pub(crate) fn new_coupled(
-        algo: CongestionControl,
-        mtu: usize,
-        peer_rwnd: usize,
-        npaths: usize,
-    ) -> Self {
-        Self {
-            cwnd: coupled::initial_cwnd(algo, mtu, npaths),
-            ..Self::new(mtu, peer_rwnd)
         }
     }
 
@@ -60,65 +44,9 @@ impl Reno {
         }
     }
 
-    /// [`Reno::on_ack`] with the increase of `algo`: `paths` is a view of every coupled path
-    /// taken before this SACK's updates and `paths[i]` is this one.
-    pub(crate) fn on_ack_coupled(
-        &mut self,
-        algo: CongestionControl,
-        paths: &[CcPathView],
-        i: usize,
-        bytes_acked: usize,
-        flight_before: usize,
-    ) {
-        self.check_view(paths, i);
-        if self.cwnd <= self.ssthresh {
-            // Slow start gates as in §7.2.1; the amount is the variant's.
-            if flight_before >= self.cwnd {
-                self.cwnd += coupled::increase_slow_start(algo, paths, i, bytes_acked);
-            }
-        } else {
-            // Congestion avoidance gates as in §7.2.2; the amount is the variant's.
-            self.partial_bytes_acked += bytes_acked;
-            if self.partial_bytes_acked >= self.cwnd && flight_before >= self.cwnd {
-                self.partial_bytes_acked -= self.cwnd;
-                self.cwnd += coupled::increase_ca(algo, paths, i);
-            }
-        }
-    }
-
-    /// [`Reno::on_fast_retransmit`] with the decrease of `algo` (`paths[i]` is this path).
-    pub(crate) fn on_fast_retransmit_coupled(
-        &mut self,
-        algo: CongestionControl,
-        paths: &[CcPathView],
-        i: usize,
-    ) {
-        self.check_view(paths, i);
-        self.ssthresh = coupled::ssthresh_after_loss(algo, paths, i);
-        self.cwnd = self.ssthresh;
-        self.partial_bytes_acked = 0;
-    }
-
-    /// [`Reno::on_timeout`] with the decrease of `algo` (`paths[i]` is this path).
-    pub(crate) fn on_timeout_coupled(
-        &mut self,
-        algo: CongestionControl,
-        paths: &[CcPathView],
-        i: usize,
-    ) {
-        self.check_view(paths, i);
-        self.ssthresh = coupled::ssthresh_after_loss(algo, paths, i);
-        self.cwnd = self.mtu;
-        self.partial_bytes_acked = 0;
-    }
-
-    /// Catches a view slice taken at the wrong time or indexed with the wrong path.
-    fn check_view(&self, paths: &[CcPathView], i: usize) {
-        debug_assert_eq!(
-            (paths[i].cwnd, paths[i].ssthresh, paths[i].mtu),
-            (self.cwnd, self.ssthresh, self.mtu),
-            "paths[{i}] is not this path's current view"
-        );
+    /// The MTU the controller counts in.
+    pub(crate) fn mtu(&self) -> usize {
+        self.mtu
     }
 
     /// New data cumulatively acknowledged outside fast recovery (RFC 9260 §7.2.1, §7.2.2).
@@ -163,6 +91,36 @@ impl Reno {
     /// One RTO passed with no data sent on the path: cwnd = max(cwnd/2, 4*MTU) (§7.2.1).
     pub(crate) fn on_idle_rto(&mut self) {
         self.cwnd = (self.cwnd / 2).max(4 * self.mtu);
+    }
+}
+
+impl Controller for Reno {
+    fn window(&self) -> usize {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, _ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
+        Reno::on_ack(self, bytes_acked, flight_before);
+    }
+
+    fn on_loss(&mut self, _ctx: &Ctx<'_>) {
+        self.on_fast_retransmit();
+    }
+
+    fn on_timeout(&mut self, _ctx: &Ctx<'_>) {
+        Reno::on_timeout(self);
+    }
+
+    fn on_idle(&mut self) {
+        self.on_idle_rto();
+    }
+
+    fn on_all_acked(&mut self) {
+        Reno::on_all_acked(self);
     }
 }
 

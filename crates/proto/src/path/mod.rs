@@ -6,7 +6,7 @@ pub(crate) mod rto;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::cc::Reno;
+use crate::cc::{AnyController, Controller};
 use crate::config::AssociationConfig;
 use crate::time::Instant;
 use rto::RttEstimator;
@@ -137,7 +137,7 @@ pub(crate) struct Path {
     /// Largest SCTP packet (common header included) the path carries.
     pub(crate) mtu: usize,
     pub(crate) rtt: RttEstimator,
-    pub(crate) cc: Reno,
+    pub(crate) cc: AnyController,
     /// Bytes of DATA sent on this path and neither acknowledged nor marked lost.
     pub(crate) flight_size: usize,
     /// Consecutive unanswered retransmissions/heartbeats (RFC 9260 §8.2).
@@ -191,7 +191,7 @@ impl Path {
             sack_since_t3: false,
             mtu,
             rtt: RttEstimator::new(cfg),
-            cc: Reno::new(mtu, peer_rwnd),
+            cc: AnyController::new(cfg.cc, mtu, peer_rwnd, 1),
             flight_size: 0,
             error_count: 0,
             t3_rtx: None,
@@ -218,8 +218,8 @@ impl Path {
             primary,
             srtt: self.rtt.srtt(),
             rto: self.rtt.rto(),
-            cwnd: self.cc.cwnd,
-            ssthresh: self.cc.ssthresh,
+            cwnd: self.cc.window(),
+            ssthresh: self.cc.ssthresh(),
             flight_size: self.flight_size,
             mtu: self.mtu,
             stats: self.stats,
