@@ -20,6 +20,7 @@ mod recv;
 mod sched;
 mod serial;
 pub mod time;
+mod timer;
 
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
 pub use config::{
@@ -31,3 +32,4 @@ pub use event::{CloseReason, Event, IcmpError, SendError};
 pub use path::{PathId, PathInfo, PathState, PathStats};
 pub use recv::reassembly::ReceivedMessage;
 pub use time::Instant;
+pub use timer::Timer;

@@ -19,6 +19,7 @@ use crate::path::{PathId, PathState};
 use crate::recv::reassembly::Reassembly;
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
+use crate::timer::Timer;
 
 /// The endpoint's cookie secrets and lifetime, shared with its associations (which answer
 /// INITs and COOKIE-ECHOs themselves in the collision and restart cases).
@@ -369,7 +370,7 @@ impl Association {
 
     fn established(&mut self, now: Instant) {
         self.state = State::Established;
-        self.t1 = None;
+        self.timers.set(Timer::T1, None);
         self.handshake_chunk = None;
         self.init_attempts = 0;
         self.reset_burst();
@@ -381,7 +382,7 @@ impl Association {
             if measure && p.state == PathState::Active && p.rtt.srtt().is_none() {
                 // Under CMT SACKs go to the quickest path: measure every path at once.
                 p.heartbeat.probe = true;
-                p.heartbeat.timer = Some(now);
+                self.timers.set(Timer::Heartbeat(p.id), Some(now));
             }
         }
     }
@@ -409,7 +410,7 @@ impl Association {
         };
         self.init_attempts += 1;
         let rto = self.primary_path().rtt.rto();
-        self.t1 = Some(now + rto);
+        self.timers.set(Timer::T1, Some(now + rto));
         match chunk {
             Chunk::Init(_) => self.queue_standalone(0, chunk),
             c => {
@@ -425,7 +426,7 @@ impl Association {
 
     /// T1-init or T1-cookie expired (RFC 9260 §5.1 C, §5.1.6).
     pub(super) fn on_t1_expiry(&mut self, now: Instant) {
-        self.t1 = None;
+        self.timers.set(Timer::T1, None);
         if self.init_attempts > self.cfg.max_init_retransmits {
             self.close(now, CloseReason::HandshakeTimeout);
             return;
@@ -695,7 +696,7 @@ impl Association {
         if p.state == PathState::PotentiallyFailed {
             // RFC 7829 §5.1: a PF destination is probed at once, and again one RTO after
             // each unanswered probe (the probe's deadline is its timer).
-            self.paths[path.0 as usize].heartbeat.timer = Some(now);
+            self.timers.set(Timer::Heartbeat(path), Some(now));
             return;
         }
         if !p.confirmed && p.state != PathState::Inactive {
@@ -704,14 +705,14 @@ impl Association {
             let spacing = self.primary_path().rtt.rto() / self.cfg.hb_max_burst.max(1);
             let at = self.hb_slot.max(now);
             self.hb_slot = at + spacing;
-            self.paths[path.0 as usize].heartbeat.timer = Some(at);
+            self.timers.set(Timer::Heartbeat(path), Some(at));
             return;
         }
         if !self.cfg.heartbeats {
-            self.paths[path.0 as usize].heartbeat.timer = None;
+            self.timers.set(Timer::Heartbeat(path), None);
             return;
         }
         let delay = self.cfg.hb_interval + self.rto_jitter(rto);
-        self.paths[path.0 as usize].heartbeat.timer = Some(now + delay);
+        self.timers.set(Timer::Heartbeat(path), Some(now + delay));
     }
 }

@@ -15,6 +15,7 @@ use super::{Association, State};
 use crate::event::{CloseReason, Event};
 use crate::path::{PathId, PathState};
 use crate::time::Instant;
+use crate::timer::Timer;
 
 /// Heartbeat Info as braid writes it: nonce, send time (µs), path.
 const HB_INFO_LEN: usize = 18;
@@ -300,7 +301,8 @@ impl Association {
     fn on_unrecognized(&mut self, path: PathId, raw: &braid_wire::RawChunk) -> bool {
         let action = raw.chunk_type.unrecognized_action();
         if action.reports() {
-            let cause = Self::unrecognized_chunk_cause(raw);
+            // An ERROR cause for a chunk the peer sent that we do not understand (§3.2).
+            let cause = ErrorCause::UnrecognizedChunkType(Bytes::from(raw.to_wire()));
             self.queue_control(
                 path,
                 ErrorChunk {
@@ -365,7 +367,7 @@ impl Association {
     /// send one (an idle or probed path, or one that is not active).
     pub(super) fn on_heartbeat_timer(&mut self, now: Instant, path: PathId) {
         let pi = path.0 as usize;
-        self.paths[pi].heartbeat.timer = None;
+        self.timers.set(Timer::Heartbeat(path), None);
         if self.paths[pi].heartbeat.outstanding.take().is_some() {
             self.paths[pi].rtt.backoff();
             self.count_error(now, path);
@@ -373,7 +375,11 @@ impl Association {
                 return;
             }
             self.schedule_heartbeat(now, path);
-            if self.paths[pi].heartbeat.timer.is_some_and(|t| t <= now) {
+            if self
+                .timers
+                .get(Timer::Heartbeat(path))
+                .is_some_and(|t| t <= now)
+            {
                 // A PF path (or a free probe slot) is probed again right away: a timer left
                 // due now would never fire in this call.
                 self.send_heartbeat(now, path);
@@ -400,7 +406,8 @@ impl Association {
         info.extend_from_slice(&path.0.to_be_bytes());
         let p = &mut self.paths[pi];
         p.heartbeat.outstanding = Some((nonce, now));
-        p.heartbeat.timer = Some(now + p.rtt.rto());
+        self.timers
+            .set(Timer::Heartbeat(path), Some(now + p.rtt.rto()));
         self.queue_control(path, HeartbeatChunk::<false>::with_info(info.into()));
     }
 
@@ -412,7 +419,7 @@ impl Association {
             if matches!(c, ErrorCause::StaleCookie { .. }) && self.state == State::CookieEchoed {
                 self.state = State::CookieWait;
                 self.handshake_chunk = Some(self.rebuild_init());
-                self.t1 = None;
+                self.timers.set(Timer::T1, None);
                 self.control
                     .retain(|c| !matches!(c.chunk, Chunk::CookieEcho(_)));
                 let primary = self.primary;
@@ -472,7 +479,7 @@ impl Association {
             self.shutdown_path = self.single_data_path();
             self.send_shutdown(now);
             let guard = self.cfg.rto_max * 5;
-            self.t5 = Some(now + guard);
+            self.timers.set(Timer::T5, Some(now + guard));
         }
     }
 
@@ -498,9 +505,9 @@ impl Association {
         self.queue_shutdown(path);
         // The SHUTDOWN acknowledges what we received: no separate SACK needed.
         self.sack.due = false;
-        self.sack.timer = None;
+        self.timers.set(Timer::DelayedSack, None);
         let rto = self.paths[path.0 as usize].rtt.rto();
-        self.t2 = Some(now + rto);
+        self.timers.set(Timer::T2, Some(now + rto));
     }
 
     fn send_shutdown_ack(&mut self, now: Instant) {
@@ -510,13 +517,13 @@ impl Association {
             .retain(|c| !matches!(c.chunk, braid_wire::Chunk::ShutdownAck(_)));
         self.queue_control(path, ShutdownAck);
         let rto = self.paths[path.0 as usize].rtt.rto();
-        self.t2 = Some(now + rto);
+        self.timers.set(Timer::T2, Some(now + rto));
     }
 
     /// T2-shutdown expired: count an error on the path it went to and resend SHUTDOWN or
     /// SHUTDOWN-ACK, to an alternate active path if there is one (RFC 9260 §9.2, §6.4.1).
     pub(super) fn on_t2_expiry(&mut self, now: Instant) {
-        self.t2 = None;
+        self.timers.set(Timer::T2, None);
         let used = self.shutdown_path;
         self.path_mut(used).rtt.backoff();
         self.count_error(now, used);
@@ -546,7 +553,7 @@ impl Association {
 
     /// T5-shutdown-guard expired: give up with ABORT (RFC 9260 §9.2).
     pub(super) fn on_t5_expiry(&mut self, now: Instant) {
-        self.t5 = None;
+        self.timers.set(Timer::T5, None);
         if matches!(self.state, State::ShutdownSent | State::ShutdownAckSent) {
             self.queue_abort(vec![]);
             self.close(now, CloseReason::PeerUnreachable);

@@ -11,7 +11,7 @@ mod handshake;
 mod input;
 mod output;
 mod rx;
-mod tx;
+pub(crate) mod send;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -29,10 +29,11 @@ use crate::path::{Path, PathId, PathInfo};
 use crate::recv::reassembly::{Reassembly, ReceivedMessage};
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
+use crate::timer::Timer;
 
 pub(crate) use handshake::{CookieKey, InitAckTags, build_init_ack, random_tag};
-pub use tx::SendOptions;
-use tx::SendQueue;
+pub use send::SendOptions;
+use send::SendQueue;
 
 /// Association state (RFC 9260 §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,14 +121,12 @@ pub struct Association {
     features: Features,
     paths: Vec<Path>,
     primary: PathId,
-    /// Handshake: T1-init/T1-cookie deadline, attempts, what to resend.
-    t1: Option<Instant>,
+    /// Handshake: attempts, what to resend.
     init_attempts: u32,
     handshake_chunk: Option<Chunk>,
     local_initial_tsn: u32,
-    /// Shutdown: T2 deadline and T5 guard.
-    t2: Option<Instant>,
-    t5: Option<Instant>,
+    /// Every timer: T1, T2, T5, delayed SACK, and per path T3-rtx and heartbeat.
+    timers: crate::timer::Timers,
     /// Consecutive errors over all paths (RFC 9260 §8.1).
     error_count: u32,
     tx: SendQueue,
@@ -150,7 +149,7 @@ pub struct Association {
     /// Size of the datagram being processed (to decide whether to copy small payloads).
     rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
-    scratch: (Vec<usize>, Vec<usize>),
+    ack_scratch: send::Acked,
     /// The paths as the stream scheduler sees them (refreshed before it chooses).
     views: Vec<crate::sched::PathView>,
     /// Our addresses, announced in INIT/INIT-ACK when there are several.
@@ -225,12 +224,10 @@ impl Association {
             features: Features::default(),
             paths: vec![path],
             primary: PathId(0),
-            t1: None,
             init_attempts: 0,
             handshake_chunk: None,
             local_initial_tsn: 0,
-            t2: None,
-            t5: None,
+            timers: crate::timer::Timers::default(),
             error_count: 0,
             control: VecDeque::new(),
             standalone: VecDeque::new(),
@@ -240,7 +237,7 @@ impl Association {
             sack_since_t3: false,
             rx_path: PathId(0),
             rx_datagram_len: 0,
-            scratch: (Vec::new(), Vec::new()),
+            ack_scratch: send::Acked::default(),
             views: Vec::new(),
             local_addrs: Vec::new(),
             paths_added: false,
@@ -493,16 +490,7 @@ impl Association {
     /// The earliest time `handle_timeout` must be called, if any timer runs.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut t = [self.t1, self.t2, self.t5, self.sack.timer]
-            .into_iter()
-            .flatten()
-            .min();
-        for p in &self.paths {
-            for x in [p.t3_rtx, p.heartbeat.timer].into_iter().flatten() {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        }
-        t
+        self.timers.next()
     }
 
     fn primary_path(&self) -> &Path {
@@ -691,13 +679,13 @@ impl Association {
         }
         tracing::debug!(?reason, "association closed");
         self.state = State::Closed;
-        self.t1 = None;
-        self.t2 = None;
-        self.t5 = None;
-        self.sack.timer = None;
+        self.timers.set(Timer::T1, None);
+        self.timers.set(Timer::T2, None);
+        self.timers.set(Timer::T5, None);
+        self.timers.set(Timer::DelayedSack, None);
+        self.timers.stop_all();
         for p in &mut self.paths {
-            p.t3_rtx = None;
-            p.heartbeat.timer = None;
+            p.rtx_marked.clear();
         }
         self.control.clear();
         self.tx.clear();

@@ -7,6 +7,7 @@ use super::{Association, State, Transmit};
 use crate::cc::Controller;
 use crate::path::PathId;
 use crate::time::Instant;
+use crate::timer::Timer;
 
 fn put_header(buf: &mut Vec<u8>, src: u16, dst: u16, vtag: u32) {
     buf.extend_from_slice(&src.to_be_bytes());
@@ -99,59 +100,6 @@ impl Association {
         })
     }
 
-    /// The path of the next packet when no control chunk dictates it: the paths with DATA
-    /// to send in turn, each until it has no more room (under CMT every usable path;
-    /// otherwise the primary or its failover, plus paths holding retransmissions). A lone
-    /// SACK goes to the quickest active path under CMT, else where the last DATA came from
-    /// (RFC 9260 §6.4).
-    fn choose_path(&mut self) -> PathId {
-        let n = self.paths.len();
-        if n == 1 || matches!(self.state, State::CookieWait | State::CookieEchoed) {
-            return self.primary;
-        }
-        // Retransmissions first (RFC 9260 §6.1 C): a path holding one it may send now is
-        // chosen over the path in turn, which may be stuck behind a closed peer window.
-        if self.tx.rtx_pending > 0
-            && let Some(i) = (0..n).find(|&i| {
-                let p = &self.paths[i];
-                (p.flight_size < p.cc.window() || p.fast_rtx_packet_allowed)
-                    && self.rtx_waiting_on(PathId(i as u16))
-            })
-        {
-            self.cmt_cursor = i;
-            return PathId(i as u16);
-        }
-        for k in 0..n {
-            let i = (self.cmt_cursor + k) % n;
-            if self.has_data_to_send(PathId(i as u16)) {
-                // Stay on this path while it can send: its packets batch (GSO) and its
-                // burst follows its own SACK clock; the next path gets its turn after.
-                self.cmt_cursor = i;
-                return PathId(i as u16);
-            }
-        }
-        if self.cfg.cmt {
-            // Under CMT a SACK covers data of every path: the quickest of the paths DATA
-            // came in on since the last SACK returns it soonest and follows a failover
-            // (draft-tuexen-tsvwg-sctp-multipath allows any destination).
-            let fresh = self.sack_paths;
-            if let Some(p) = self
-                .paths
-                .iter()
-                .filter(|p| p.state == crate::path::PathState::Active && p.confirmed)
-                .filter(|p| fresh == 0 || (p.id.0 < 64 && fresh & (1 << p.id.0) != 0))
-                .min_by_key(|p| p.rtt.srtt().unwrap_or(std::time::Duration::MAX))
-            {
-                return p.id;
-            }
-        }
-        if self.paths[self.last_data_path.0 as usize].state == crate::path::PathState::Active {
-            self.last_data_path
-        } else {
-            self.single_data_path()
-        }
-    }
-
     /// Writes queued control chunks for `path` that fit: the handshake ones if `leading`,
     /// the others otherwise, in the order they were queued.
     fn write_control(
@@ -205,19 +153,37 @@ impl Association {
         p.last_data_sent = now;
     }
 
-    /// Runs every timer that expired by `now`.
+    /// Runs every timer that expired by `now`. Afterwards `poll_timeout()` is `None` or
+    /// later than `now` (the contract in `timer.rs`): a timer a handler arms at `now` (a PF
+    /// path is probed at once, RFC 7829 §5.1) runs in a further round.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.t1.is_some_and(|t| t <= now) {
+        const MAX_ROUNDS: usize = 8;
+        for _ in 0..MAX_ROUNDS {
+            self.run_due_timers(now);
+            if self.timers.next().is_none_or(|t| t > now) {
+                return;
+            }
+        }
+        // Still due after that many rounds (only a zero RTO could do it): a millisecond
+        // later, so that no driver spins at one instant.
+        self.timers
+            .defer_due(now, now + std::time::Duration::from_millis(1));
+    }
+
+    /// One pass over the timers in their fixed order, each checked when its turn comes.
+    fn run_due_timers(&mut self, now: Instant) {
+        let due = |a: &Self, t: Timer| a.timers.get(t).is_some_and(|at| at <= now);
+        if due(self, Timer::T1) {
             self.on_t1_expiry(now);
         }
-        if self.t2.is_some_and(|t| t <= now) {
+        if due(self, Timer::T2) {
             self.on_t2_expiry(now);
         }
-        if self.t5.is_some_and(|t| t <= now) {
+        if due(self, Timer::T5) {
             self.on_t5_expiry(now);
         }
-        if self.sack.timer.is_some_and(|t| t <= now) {
-            self.sack.timer = None;
+        if due(self, Timer::DelayedSack) {
+            self.timers.stop(Timer::DelayedSack);
             self.sack.due = true;
         }
         for i in 0..self.paths.len() {
@@ -225,12 +191,10 @@ impl Association {
                 return;
             }
             let id = PathId(i as u16);
-            if self.paths[i].t3_rtx.is_some_and(|t| t <= now) {
+            if due(self, Timer::T3(id)) {
                 self.on_t3_expiry(now, id);
             }
-            if self.state != State::Closed
-                && self.paths[i].heartbeat.timer.is_some_and(|t| t <= now)
-            {
+            if self.state != State::Closed && due(self, Timer::Heartbeat(id)) {
                 self.on_heartbeat_timer(now, id);
             }
         }

@@ -10,6 +10,7 @@ use crate::path::PathId;
 use crate::recv::reassembly::Fragment;
 use crate::serial::{tsn_gt, tsn_le};
 use crate::time::Instant;
+use crate::timer::Timer;
 
 /// Bookkeeping charged per held fragment on top of its payload, so that a flood of tiny
 /// chunks cannot hold more memory than the receive buffer allows.
@@ -26,8 +27,6 @@ const COPY_BELOW: usize = 256;
 pub(super) struct SackState {
     /// A SACK must go out with the next packet.
     pub(super) due: bool,
-    /// Delayed-SACK deadline.
-    pub(super) timer: Option<Instant>,
     /// Packets with DATA received since the last SACK.
     packets: u32,
     /// DAC: the flags of the SACK being sent carry how many DATA packets it covers.
@@ -151,8 +150,9 @@ impl Association {
         if self.sack.packets >= self.cfg.sack_freq {
             self.sack.due = true;
         }
-        if !self.sack.due && self.sack.timer.is_none() {
-            self.sack.timer = Some(now + self.cfg.sack_delay);
+        if !self.sack.due && !self.timers.is_running(Timer::DelayedSack) {
+            self.timers
+                .set(Timer::DelayedSack, Some(now + self.cfg.sack_delay));
         }
         if path.0 < 64 {
             self.sack_paths |= 1 << path.0;
@@ -162,14 +162,14 @@ impl Association {
             self.queue_shutdown(path);
             self.sack.due = true;
             let rto = self.paths[path.0 as usize].rtt.rto();
-            self.t2 = Some(now + rto);
+            self.timers.set(Timer::T2, Some(now + rto));
         }
     }
 
     /// Whether a SACK goes into the packet being built: due now, or pending and a packet is
     /// leaving anyway (piggybacking).
     pub(super) fn sack_wanted(&self, sending_anyway: bool) -> bool {
-        self.sack.due || (sending_anyway && self.sack.timer.is_some())
+        self.sack.due || (sending_anyway && self.timers.is_running(Timer::DelayedSack))
     }
 
     /// Builds the SACK and resets the delayed-ack state.
@@ -181,7 +181,7 @@ impl Association {
         self.tsn_map.take_duplicates(&mut dup_tsns);
         let a_rwnd = self.local_rwnd();
         self.sack.due = false;
-        self.sack.timer = None;
+        self.timers.set(Timer::DelayedSack, None);
         self.sack.dac_flags = if self.cfg.cmt && self.cfg.cmt_dac && self.paths.len() > 1 {
             self.sack.packets.clamp(1, 2) as u8
         } else {

@@ -109,13 +109,24 @@ pub struct PathInfo {
 /// Heartbeat bookkeeping (RFC 9260 §8.3).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HeartbeatState {
-    /// When the next heartbeat is due or the outstanding one expires.
-    pub(crate) timer: Option<Instant>,
     /// Nonce and send time of the unanswered heartbeat.
     pub(crate) outstanding: Option<(u64, Instant)>,
     /// Send one heartbeat at the next timer even if the path is busy (an RTT sample for
     /// a path that carries no data of ours, e.g. to pick where SACKs go under CMT).
     pub(crate) probe: bool,
+}
+
+/// Loss recovery state of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Recovery {
+    /// Not recovering: the window grows with acknowledged data.
+    Open,
+    /// Fast recovery (RFC 9260 §7.2.4 step 2): one window reduction, no growth, until the
+    /// path's data up to `exit` is acknowledged (under CMT, its own pseudo-cumack passes it).
+    Fast {
+        /// Highest TSN outstanding (on the path, under CMT) when recovery began.
+        exit: u32,
+    },
 }
 
 /// State of one path.
@@ -142,15 +153,15 @@ pub(crate) struct Path {
     pub(crate) flight_size: usize,
     /// Consecutive unanswered retransmissions/heartbeats (RFC 9260 §8.2).
     pub(crate) error_count: u32,
-    /// T3-rtx deadline.
-    pub(crate) t3_rtx: Option<Instant>,
     pub(crate) heartbeat: HeartbeatState,
     /// Last time DATA was sent here (idle detection, §7.2.1).
     pub(crate) last_data_sent: Instant,
-    /// Fast recovery: exit when the cumulative ack reaches this TSN (§7.2.4).
-    pub(crate) fast_recovery_exit: Option<u32>,
+    /// Loss recovery on this path (RFC 9260 §7.2.4; per path under CMT, Iyengar et al.).
+    pub(crate) recovery: Recovery,
     /// One packet of fast retransmissions may go out regardless of cwnd (§7.2.4 step 3).
-    pub(crate) fast_rtx_packet_allowed: bool,
+    pub(crate) rtx_cwnd_exempt: bool,
+    /// `seq` of the chunks waiting to be retransmitted on this path, in TSN order.
+    pub(crate) rtx_marked: std::collections::BTreeSet<u64>,
     /// TSN and send time of the chunk timing this round trip (one sample per RTT, §6.3.1).
     pub(crate) rtt_probe: Option<(u32, Instant)>,
     /// Bytes of user data last sent on this path and not yet cumulatively acknowledged,
@@ -180,7 +191,8 @@ impl Path {
         let mtu = cfg
             .path_mtu
             .saturating_sub(header_overhead(&remote, cfg.udp_encapsulation))
-            .max(256);
+            // A DATA chunk's length field has 16 bits (RFC 9260 §3.3.1).
+            .clamp(256, usize::from(u16::MAX));
         Self {
             id,
             local,
@@ -194,11 +206,11 @@ impl Path {
             cc: AnyController::new(cfg.cc, mtu, peer_rwnd, 1),
             flight_size: 0,
             error_count: 0,
-            t3_rtx: None,
             heartbeat: HeartbeatState::default(),
             last_data_sent: now,
-            fast_recovery_exit: None,
-            fast_rtx_packet_allowed: false,
+            recovery: Recovery::Open,
+            rtx_cwnd_exempt: false,
+            rtx_marked: std::collections::BTreeSet::new(),
             rtt_probe: None,
             buffered: 0,
             burst_budget: cfg.max_burst,

@@ -1,0 +1,119 @@
+//! Loss detection: which outstanding chunks a SACK reports missing, and when a chunk counts
+//! as lost (RFC 9260 §7.2.4: three miss indications).
+//!
+//! The rule has three parts, each in its own place:
+//! * which chunks may get a miss — RFC 9260: every unacknowledged TSN below the highest TSN
+//!   newly acknowledged (here); under CMT with SFR only chunks below the highest TSN newly
+//!   acknowledged *on their own path* ([`sfr`]);
+//! * how many misses one SACK adds — one, or under CMT with DAC the number of packets the
+//!   SACK covers when they were all sent on the chunk's path after it ([`dac`]);
+//! * the threshold — three, and a chunk is fast-retransmitted at most once.
+
+pub(super) mod dac;
+pub(super) mod sfr;
+
+use super::ranges::ranges_minus;
+use super::sent::{ChunkState, Sent};
+use crate::association::Association;
+use crate::path::{PathId, Recovery};
+use crate::serial::tsn_lt;
+
+/// Miss indications that make a chunk lost (RFC 9260 §7.2.4).
+const MISS_THRESHOLD: u8 = 3;
+
+/// What the loss rules need to know of one SACK's gap blocks.
+#[derive(Debug, Default)]
+pub(crate) struct SackDigest {
+    /// Highest TSN newly acknowledged (HTNA, RFC 9260 §7.2.4 step 1).
+    pub(crate) htna: Option<u32>,
+    /// Highest TSN acknowledged at all.
+    pub(crate) highest_acked: Option<u32>,
+    /// HTNA per path (SFR, Iyengar et al. §3.1); empty without SFR.
+    pub(crate) htna_on: Vec<Option<u32>>,
+    /// Lowest TSN newly acknowledged (DAC).
+    pub(crate) newly_lowest: Option<u32>,
+    /// The one path every newly acknowledged chunk was sent on: `None` before the first,
+    /// `Some(None)` once two differ (DAC).
+    pub(crate) newly_path: Option<Option<PathId>>,
+    /// The gap blocks as offsets from the cumulative ack, sorted and merged.
+    pub(crate) blocks: Vec<(usize, usize)>,
+}
+
+impl SackDigest {
+    /// A digest for `sfr_paths` paths (0: SFR off).
+    pub(crate) fn new(sfr_paths: usize) -> Self {
+        Self {
+            htna_on: vec![None; sfr_paths],
+            ..Self::default()
+        }
+    }
+
+    /// `s` is newly acknowledged by a gap block (called in TSN order).
+    pub(crate) fn newly_acked(&mut self, s: &Sent) {
+        self.htna = Some(s.tsn);
+        self.newly_lowest.get_or_insert(s.tsn);
+        self.newly_path = match self.newly_path {
+            None => Some(Some(s.path)),
+            Some(Some(p)) if p == s.path => Some(Some(p)),
+            Some(_) => Some(None),
+        };
+        if let Some(h) = self.htna_on.get_mut(s.path.0 as usize) {
+            *h = Some(s.tsn);
+        }
+    }
+}
+
+impl Association {
+    /// Adds this SACK's miss indications and returns the chunks that reached the threshold
+    /// (queue index, path), in TSN order.
+    pub(crate) fn miss_indications(
+        &mut self,
+        d: &SackDigest,
+        cum_advanced: bool,
+        cmt: bool,
+    ) -> Vec<(usize, PathId)> {
+        let mut lost = Vec::new();
+        let sfr = cmt && self.cfg.cmt_sfr;
+        let dac = cmt && self.cfg.cmt_dac;
+        // §7.2.4 (1): below the highest TSN newly acked (HTNA); in fast recovery a SACK that
+        // moves the cumulative ack counts every hole below the highest TSN acked.
+        let in_recovery = self.paths.iter().any(|p| p.recovery != Recovery::Open);
+        let limit = if cum_advanced && in_recovery {
+            d.highest_acked
+        } else {
+            d.htna
+        };
+        let Some(limit) = limit else { return lost };
+        let n = self.tx.outstanding.len();
+        let mut candidates: Vec<usize> = Vec::new();
+        if sfr {
+            self.sfr_candidates(&d.htna_on, &mut candidates);
+        } else {
+            // Only the holes between the blocks can be missing.
+            let limit_off = limit.wrapping_sub(self.tx.cum_ack) as usize;
+            candidates.extend(ranges_minus(&[(1, limit_off.min(n))], &d.blocks).map(|o| o - 1));
+        }
+        for i in candidates {
+            let s = &mut self.tx.outstanding[i];
+            if !tsn_lt(s.tsn, limit) {
+                break;
+            }
+            if s.state != ChunkState::InFlight {
+                continue;
+            }
+            if sfr && !sfr::reports_missing(&d.htna_on, s) {
+                continue;
+            }
+            let inc = if dac {
+                dac::misses(self.dac_count, d, s)
+            } else {
+                1
+            };
+            s.misses = s.misses.saturating_add(inc);
+            if s.misses >= MISS_THRESHOLD && !s.fast_retransmitted {
+                lost.push((i, s.path));
+            }
+        }
+        lost
+    }
+}

@@ -1,0 +1,59 @@
+//! The sender (RFC 9260 §6–§7), split along its seams:
+//!
+//! | seam | where | decides |
+//! |---|---|---|
+//! | path selection | [`path_select`] | which path the next packet takes, where new data may go, where a retransmission goes (RTX-SAME/ASAP/CWND/SSTHRESH/LOSSRATE) |
+//! | loss detection | [`sack`] → [`loss`] ([`loss::sfr`], [`loss::dac`]) | what a SACK acknowledged, reneged or reports missing |
+//! | recovery | [`recovery`], [`pr_sctp`] | fast retransmit / fast recovery, T3-rtx, error counting, PR-SCTP abandonment |
+//! | congestion control | `crate::cc` ([`cuc`] for CMT's window update rule) | how each path's window moves |
+//!
+//! The chunks themselves live in [`queue`] (stream queues, TSN assignment) and [`sent`]
+//! (one state per sent chunk, with the counters derived from it); [`transmit`] puts them in
+//! packets.
+
+pub(crate) mod cuc;
+pub(crate) mod loss;
+pub(crate) mod path_select;
+pub(crate) mod pr_sctp;
+pub(crate) mod queue;
+pub(crate) mod ranges;
+pub(crate) mod recovery;
+pub(crate) mod sack;
+pub(crate) mod sent;
+pub(crate) mod transmit;
+
+pub use queue::SendOptions;
+pub(crate) use queue::SendQueue;
+pub(crate) use sack::Acked;
+
+use crate::association::Association;
+use crate::path::PathState;
+use crate::timer::Timer;
+
+impl Association {
+    /// A peer restart is handled as an ABORT followed by a new association (RFC 9260
+    /// §5.2.4 A): queues, SSNs, error counters and path estimates start afresh.
+    pub(crate) fn reset_for_restart(&mut self) {
+        self.tx.clear();
+        self.error_count = 0;
+        let cfg = self.cfg.clone();
+        for p in &mut self.paths {
+            p.flight_size = 0;
+            p.sent_order.clear();
+            p.rtx_sent.clear();
+            p.rtx_marked.clear();
+            self.timers.stop(Timer::T3(p.id));
+            p.rtt_probe = None;
+            p.recovery = crate::path::Recovery::Open;
+            p.rtx_cwnd_exempt = false;
+            p.error_count = 0;
+            p.state = if p.confirmed {
+                PathState::Active
+            } else {
+                PathState::Unconfirmed
+            };
+            p.rtt = crate::path::rto::RttEstimator::new(&cfg);
+            p.heartbeat = Default::default();
+        }
+    }
+}

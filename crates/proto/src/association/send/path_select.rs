@@ -1,0 +1,196 @@
+//! Path selection: which path the next packet takes, which paths may carry new data, and
+//! where a retransmission goes (RFC 9260 §6.4, §6.4.1; RFC 7829; CMT, Iyengar et al. §4.3).
+//!
+//! New data follows a [`DataPaths`] policy: the primary (or its failover) alone, or every
+//! usable path in turn (CMT). The fixed stream-to-path mapping of 001_*.txt is the stream
+//! scheduler's part (`sched::fixed`): it says which stream may use a path, this module says
+//! which path is next. Retransmissions follow [`RtxPolicy`].
+
+use crate::association::{Association, State};
+use crate::cc::Controller;
+use crate::config::RtxPolicy;
+use crate::path::{Path, PathId, PathState};
+
+/// Which paths new data may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DataPaths {
+    /// The primary, or the first active alternate while it is not usable (§6.4.1).
+    Primary,
+    /// Every usable path, each in turn until it has no room (CMT, Iyengar et al. §2).
+    RoundRobin,
+}
+
+/// A retransmission policy's preference for a path (higher is better).
+fn rtx_score(policy: RtxPolicy, p: &Path) -> f64 {
+    match policy {
+        RtxPolicy::Same => 0.0,
+        // Deterministic RTX-ASAP: the most cwnd room when the loss is detected.
+        RtxPolicy::Asap => p.cc.window().saturating_sub(p.flight_size) as f64,
+        RtxPolicy::Cwnd => p.cc.window() as f64,
+        RtxPolicy::Ssthresh => p.cc.ssthresh() as f64,
+        RtxPolicy::Lossrate => {
+            let sent = p.stats.data_chunks_sent + p.stats.retransmissions;
+            -((p.stats.retransmissions + 1) as f64 / (sent + 1) as f64)
+        }
+    }
+}
+
+impl Association {
+    /// The new-data policy in force.
+    pub(crate) fn data_paths(&self) -> DataPaths {
+        if self.cfg.cmt {
+            DataPaths::RoundRobin
+        } else {
+            DataPaths::Primary
+        }
+    }
+
+    /// Whether `path` may carry DATA now: active, or — when no path is active — the
+    /// failed path with the fewest errors (RFC 7829 §5.1; a lone path is always used).
+    pub(crate) fn usable_for_data(&self, path: PathId) -> bool {
+        let p = &self.paths[path.0 as usize];
+        if !p.confirmed {
+            return false; // RFC 9260 §5.4: no DATA to an unconfirmed address, ever.
+        }
+        match p.state {
+            PathState::Active => true,
+            PathState::Unconfirmed => false,
+            PathState::PotentiallyFailed | PathState::Inactive => {
+                !self.paths.iter().any(|q| q.state == PathState::Active)
+                    && self.least_failed_path() == path
+            }
+        }
+    }
+
+    /// Whether new data may go on `path` under the policy.
+    pub(crate) fn new_data_allowed_on(&self, path: PathId) -> bool {
+        self.usable_for_data(path)
+            && match self.data_paths() {
+                DataPaths::RoundRobin => true,
+                DataPaths::Primary => path == self.single_data_path(),
+            }
+    }
+
+    /// Among confirmed paths, the one with the fewest errors (the primary on a tie).
+    fn least_failed_path(&self) -> PathId {
+        let mut best = self.primary;
+        let mut errors = self.paths[best.0 as usize].error_count;
+        for p in &self.paths {
+            if p.confirmed && p.error_count < errors {
+                best = p.id;
+                errors = p.error_count;
+            }
+        }
+        best
+    }
+
+    /// Where new data goes without CMT: the primary, or the first active alternate while
+    /// the primary is not usable (failover, RFC 9260 §6.4.1).
+    pub(crate) fn single_data_path(&self) -> PathId {
+        if self.usable_for_data(self.primary) {
+            return self.primary;
+        }
+        self.paths
+            .iter()
+            .find(|p| p.state == PathState::Active)
+            .map_or_else(|| self.least_failed_path(), |p| p.id)
+    }
+
+    /// The path a chunk lost on `from` is retransmitted on, by the configured policy
+    /// (Iyengar et al. §4.3; RFC 9260 §6.4). Ties go to an alternate path, as §6.4
+    /// suggests for retransmissions.
+    pub(crate) fn rtx_path(&self, from: PathId) -> PathId {
+        let policy = self.cfg.rtx_policy;
+        if self.paths.len() == 1 || policy == RtxPolicy::Same {
+            return from;
+        }
+        let mut best: Option<(f64, PathId)> = None;
+        for p in self.paths.iter().filter(|p| self.usable_for_data(p.id)) {
+            let sc = rtx_score(policy, p);
+            let better = match best {
+                None => true,
+                Some((b, id)) => sc > b || (sc == b && id == from && p.id != from),
+            };
+            if better {
+                best = Some((sc, p.id));
+            }
+        }
+        best.map_or(from, |(_, id)| id)
+    }
+
+    /// A path became active again: retransmissions that wait on a path no longer usable
+    /// for data (chosen while every path had failed) move to one that is (RFC 9260 §6.4.1).
+    pub(crate) fn retarget_stranded(&mut self) {
+        if self.tx.tally.marked == 0 || self.paths.len() == 1 {
+            return;
+        }
+        for from in 0..self.paths.len() {
+            let id = PathId(from as u16);
+            if self.paths[from].rtx_marked.is_empty() || self.usable_for_data(id) {
+                continue;
+            }
+            let to = self.rtx_path(id);
+            let stranded: Vec<u64> = self.paths[from].rtx_marked.iter().copied().collect();
+            for seq in stranded {
+                let i = self
+                    .tx
+                    .index_of_seq(seq)
+                    .expect("listed chunk is outstanding");
+                let tx = &mut self.tx;
+                tx.outstanding[i].retarget(to, &mut self.paths, &mut tx.tally);
+            }
+        }
+    }
+
+    /// The path of the next packet when no control chunk dictates it: the paths with DATA
+    /// to send in turn, each until it has no more room (under CMT every usable path;
+    /// otherwise the primary or its failover, plus paths holding retransmissions). A lone
+    /// SACK goes to the quickest active path under CMT, else where the last DATA came from
+    /// (RFC 9260 §6.4).
+    pub(crate) fn choose_path(&mut self) -> PathId {
+        let n = self.paths.len();
+        if n == 1 || matches!(self.state, State::CookieWait | State::CookieEchoed) {
+            return self.primary;
+        }
+        // Retransmissions first (RFC 9260 §6.1 C): a path holding one it may send now is
+        // chosen over the path in turn, which may be stuck behind a closed peer window.
+        if self.tx.tally.marked > 0
+            && let Some(i) = (0..n).find(|&i| {
+                let id = PathId(i as u16);
+                self.may_retransmit_on(id) && self.rtx_waiting_on(id)
+            })
+        {
+            self.cmt_cursor = i;
+            return PathId(i as u16);
+        }
+        for k in 0..n {
+            let i = (self.cmt_cursor + k) % n;
+            if self.has_data_to_send(PathId(i as u16)) {
+                // Stay on this path while it can send: its packets batch (GSO) and its
+                // burst follows its own SACK clock; the next path gets its turn after.
+                self.cmt_cursor = i;
+                return PathId(i as u16);
+            }
+        }
+        if self.data_paths() == DataPaths::RoundRobin {
+            // Under CMT a SACK covers data of every path: the quickest of the paths DATA
+            // came in on since the last SACK returns it soonest and follows a failover
+            // (draft-tuexen-tsvwg-sctp-multipath allows any destination).
+            let fresh = self.sack_paths;
+            if let Some(p) = self
+                .paths
+                .iter()
+                .filter(|p| p.state == PathState::Active && p.confirmed)
+                .filter(|p| fresh == 0 || (p.id.0 < 64 && fresh & (1 << p.id.0) != 0))
+                .min_by_key(|p| p.rtt.srtt().unwrap_or(std::time::Duration::MAX))
+            {
+                return p.id;
+            }
+        }
+        if self.paths[self.last_data_path.0 as usize].state == PathState::Active {
+            self.last_data_path
+        } else {
+            self.single_data_path()
+        }
+    }
+}

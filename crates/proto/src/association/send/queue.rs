@@ -1,0 +1,328 @@
+//! The send queue: per-stream message queues, TSN and SSN assignment at transmit time
+//! (RFC 9260 §6.1, §6.5, §6.9), the retransmission queue of sent chunks and the sender's
+//! view of the peer's window.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::sent::{ChunkState, Sent, Tally};
+use crate::event::Event;
+use crate::path::{Path, PathId};
+use crate::sched::{PathView, Scheduler};
+use crate::time::Instant;
+
+/// Options of one message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Payload protocol identifier, opaque to SCTP.
+    pub ppid: u32,
+    /// Deliver without regard to the stream order.
+    pub unordered: bool,
+    /// PR-SCTP timed reliability (RFC 3758 §4.1): give up on the message this long after
+    /// `send`. Ignored (fully reliable) if the peer does not support PR-SCTP.
+    pub lifetime: Option<Duration>,
+    /// Ask the receiver to SACK at once (the I bit of RFC 7053).
+    pub immediate: bool,
+}
+
+/// A message waiting for (more of) its TSNs.
+#[derive(Debug)]
+struct OutMessage {
+    data: Bytes,
+    opts: SendOptions,
+    /// Bytes already put in DATA chunks.
+    offset: usize,
+    /// SSN, assigned when the first fragment leaves.
+    ssn: u16,
+    expires: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct OutStream {
+    queue: VecDeque<OutMessage>,
+    next_ssn: u16,
+    /// Bytes queued or sent and not yet acknowledged.
+    buffered: usize,
+    /// Whether the buffer-low event may fire (it went above the threshold since).
+    low_armed: bool,
+}
+
+/// Everything the sender keeps.
+#[derive(Debug)]
+pub(crate) struct SendQueue {
+    streams: Vec<OutStream>,
+    /// Chooses the stream of each new message.
+    pub(crate) sched: Scheduler,
+    /// Stream whose head message is partly sent (DATA fragments must be consecutive).
+    current: Option<u16>,
+    queued_bytes: usize,
+    pub(crate) next_tsn: u32,
+    /// Cumulative TSN ack point: every TSN up to it is acknowledged.
+    pub(crate) cum_ack: u32,
+    /// TSNs cum_ack+1 .. next_tsn-1, in order.
+    pub(crate) outstanding: VecDeque<Sent>,
+    /// Bytes of `outstanding` not acknowledged cumulatively nor abandoned.
+    pub(crate) outstanding_bytes: usize,
+    /// Counters over the states of `outstanding` (see [`Sent::set_state`]).
+    pub(crate) tally: Tally,
+    /// `seq` of the next chunk (TSN order without wrapping).
+    next_seq: u64,
+    /// TSN ranges the last SACK's gap blocks acknowledged (to find what is new in the next).
+    pub(crate) acked_ranges: Vec<(u32, u32)>,
+    /// TSN ranges the last NR-SACK's non-renegable blocks covered.
+    pub(crate) nr_acked_ranges: Vec<(u32, u32)>,
+    /// Peer's receive window as last computed (RFC 9260 §6.2.1).
+    pub(crate) peer_rwnd: usize,
+    /// The a_rwnd of the peer's INIT/INIT-ACK: its receive buffer (buffer splitting).
+    pub(crate) peer_rwnd_initial: usize,
+    /// `send` returned WouldBlock: fire Writable when room appears.
+    pub(crate) want_writable: bool,
+    /// PR-SCTP Advanced.Peer.Ack.Point (RFC 3758 §3.5).
+    pub(crate) adv_peer_ack: u32,
+    /// A FORWARD-TSN should be sent.
+    pub(crate) forward_tsn_pending: bool,
+    /// Threshold of the per-stream buffer-low event.
+    low_threshold: usize,
+}
+
+impl SendQueue {
+    pub(crate) fn new(streams: u16, sched: Scheduler) -> Self {
+        Self {
+            streams: (0..streams).map(|_| OutStream::default()).collect(),
+            sched,
+            current: None,
+            queued_bytes: 0,
+            next_tsn: 0,
+            cum_ack: 0,
+            outstanding: VecDeque::new(),
+            outstanding_bytes: 0,
+            tally: Tally::default(),
+            next_seq: 0,
+            acked_ranges: Vec::new(),
+            nr_acked_ranges: Vec::new(),
+            peer_rwnd: 0,
+            peer_rwnd_initial: 0,
+            want_writable: false,
+            adv_peer_ack: 0,
+            forward_tsn_pending: false,
+            low_threshold: 0,
+        }
+    }
+
+    /// Sets the first TSN and the negotiated stream count (after the handshake).
+    pub(crate) fn start(&mut self, initial_tsn: u32, streams: u16, peer_rwnd: usize, low: usize) {
+        self.next_tsn = initial_tsn;
+        self.cum_ack = initial_tsn.wrapping_sub(1);
+        self.adv_peer_ack = self.cum_ack;
+        self.peer_rwnd = peer_rwnd;
+        self.peer_rwnd_initial = peer_rwnd;
+        self.low_threshold = low;
+        // Messages queued before the handshake on streams the peer refused are dropped
+        // from the buffer accounting with their stream.
+        while self.streams.len() > streams as usize {
+            if let Some(s) = self.streams.pop() {
+                self.queued_bytes -= s
+                    .queue
+                    .iter()
+                    .map(|m| m.data.len() - m.offset)
+                    .sum::<usize>();
+            }
+        }
+        self.streams
+            .resize_with(streams as usize, OutStream::default);
+        self.sched.retain_below(streams);
+    }
+
+    pub(crate) fn stream_count(&self) -> u16 {
+        self.streams.len() as u16
+    }
+
+    pub(crate) fn buffered_bytes(&self) -> usize {
+        self.queued_bytes + self.outstanding_bytes
+    }
+
+    pub(crate) fn stream_buffered(&self, stream: u16) -> Option<(usize, usize)> {
+        self.streams
+            .get(stream as usize)
+            .map(|s| (s.buffered, s.queue.len()))
+    }
+
+    pub(crate) fn has_unsent(&self) -> bool {
+        self.queued_bytes > 0
+    }
+
+    /// Nothing queued, nothing outstanding.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queued_bytes == 0 && self.outstanding.is_empty()
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        stream: u16,
+        data: Bytes,
+        opts: SendOptions,
+        expires: Option<Instant>,
+    ) {
+        let s = &mut self.streams[stream as usize];
+        let len = data.len();
+        let was_idle = s.queue.is_empty() && self.current != Some(stream);
+        self.sched.on_push(stream, len, was_idle);
+        s.queue.push_back(OutMessage {
+            data,
+            opts,
+            offset: 0,
+            ssn: 0,
+            expires,
+        });
+        s.buffered += len;
+        if s.buffered > self.low_threshold {
+            s.low_armed = true;
+        }
+        self.queued_bytes += len;
+    }
+
+    pub(crate) fn clear(&mut self) {
+        for s in &mut self.streams {
+            s.queue.clear();
+            s.buffered = 0;
+            s.next_ssn = 0;
+            s.low_armed = false;
+        }
+        self.sched.retain_below(0);
+        self.current = None;
+        self.queued_bytes = 0;
+        self.outstanding.clear();
+        self.outstanding_bytes = 0;
+        self.tally = Tally::default();
+        self.acked_ranges.clear();
+        self.nr_acked_ranges.clear();
+    }
+
+    /// Releases `len` bytes of `stream` from the send buffer.
+    pub(crate) fn release(&mut self, stream: u16, len: usize, events: &mut VecDeque<Event>) {
+        if let Some(s) = self.streams.get_mut(stream as usize) {
+            s.buffered = s.buffered.saturating_sub(len);
+            if s.low_armed && s.buffered <= self.low_threshold {
+                s.low_armed = false;
+                events.push_back(Event::StreamBufferLow { stream });
+            }
+        }
+    }
+
+    /// Cuts the next DATA chunk of at most `max_payload` bytes, assigning TSN and SSN, or
+    /// `None` if nothing is queued. Messages whose PR-SCTP lifetime ran out before their
+    /// first byte left are dropped here (they never got a TSN).
+    pub(crate) fn next_chunk(
+        &mut self,
+        max_payload: usize,
+        now: Instant,
+        path: PathId,
+        views: &[PathView],
+    ) -> Option<Next> {
+        loop {
+            let stream = match self.current {
+                Some(s) if self.sched.allows(s, path, views) => s,
+                Some(_) => return None,
+                None => {
+                    let s = self.sched.peek(path, views)?;
+                    self.sched.on_message_start(s);
+                    s
+                }
+            };
+            let s = &mut self.streams[stream as usize];
+            let Some(m) = s.queue.front_mut() else {
+                self.current = None;
+                continue;
+            };
+            if m.offset == 0 && m.expires.is_some_and(|e| now >= e) {
+                let len = m.data.len();
+                s.queue.pop_front();
+                s.buffered -= len;
+                self.queued_bytes -= len;
+                let more = !s.queue.is_empty();
+                self.sched.on_message_done(stream, more);
+                self.current = None;
+                return Some(Next::Dropped);
+            }
+            let beginning = m.offset == 0;
+            if beginning && !m.opts.unordered {
+                m.ssn = s.next_ssn;
+                s.next_ssn = s.next_ssn.wrapping_add(1);
+            }
+            let len = (m.data.len() - m.offset).min(max_payload);
+            let data = m.data.slice(m.offset..m.offset + len);
+            m.offset += len;
+            let ending = m.offset == m.data.len();
+            let tsn = self.next_tsn;
+            self.next_tsn = tsn.wrapping_add(1);
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let sent = Sent {
+                tsn,
+                seq,
+                stream,
+                ssn: m.ssn,
+                ppid: m.opts.ppid,
+                unordered: m.opts.unordered,
+                beginning,
+                ending,
+                immediate: m.opts.immediate && ending,
+                data,
+                path,
+                tx_count: 1,
+                state: ChunkState::InFlight,
+                misses: 0,
+                fast_retransmitted: false,
+                epoch: 0,
+                expires: m.expires,
+            };
+            self.queued_bytes -= len;
+            self.outstanding_bytes += len;
+            self.sched.on_sent(stream, len);
+            if ending {
+                s.queue.pop_front();
+                self.current = None;
+                let more = !s.queue.is_empty();
+                self.sched.on_message_done(stream, more);
+            } else {
+                self.current = Some(stream);
+            }
+            return Some(Next::Chunk(sent));
+        }
+    }
+
+    /// Bytes of user data the next chunk would carry, without cutting it.
+    pub(crate) fn peek_len(&self, path: PathId, views: &[PathView]) -> Option<usize> {
+        let stream = match self.current {
+            Some(s) if self.sched.allows(s, path, views) => s,
+            Some(_) => return None,
+            None => self.sched.peek(path, views)?,
+        };
+        let m = self.streams.get(stream as usize)?.queue.front()?;
+        Some(m.data.len() - m.offset)
+    }
+}
+
+/// What `next_chunk` produced.
+pub(crate) enum Next {
+    /// A chunk to send.
+    Chunk(Sent),
+    /// A message whose lifetime ran out before it was sent was dropped.
+    Dropped,
+}
+
+impl SendQueue {
+    /// Sum of the paths' flight sizes.
+    pub(crate) fn flight_total(&self, paths: &[Path]) -> usize {
+        paths.iter().map(|p| p.flight_size).sum()
+    }
+
+    /// The chunk with `seq`, as an index into `outstanding`.
+    pub(crate) fn index_of_seq(&self, seq: u64) -> Option<usize> {
+        let first = self.outstanding.front()?.seq;
+        let i = usize::try_from(seq.checked_sub(first)?).ok()?;
+        (i < self.outstanding.len()).then_some(i)
+    }
+}

@@ -1,0 +1,179 @@
+//! Loss recovery (RFC 9260 §6.3.3, §7.2.3, §7.2.4; RFC 7829): fast retransmit and fast
+//! recovery, T3-rtx expiry, and the error counting that takes paths and the association
+//! down. Where each retransmission goes is the rtx policy's choice (`path_select`).
+
+use super::sent::{ChunkState, Mark, check_tally};
+use crate::association::{Association, State};
+use crate::cc::{Controller, Ctx};
+use crate::event::{CloseReason, Event};
+use crate::path::{PathId, PathState, Recovery};
+use crate::time::Instant;
+use crate::timer::Timer;
+
+impl Association {
+    /// Fills `cc_scratch` with what the coupled controllers see of every path (RFC 6356,
+    /// CMT/RP: only usable paths share the totals), if any controller is coupled.
+    pub(crate) fn refresh_cc_views(&mut self) {
+        if self.paths.iter().any(|p| p.cc.is_coupled()) {
+            let mut v = std::mem::take(&mut self.cc_scratch);
+            v.clear();
+            v.extend(self.paths.iter().map(|q| crate::cc::CcPathView {
+                coupled: matches!(q.state, PathState::Active | PathState::PotentiallyFailed),
+                ..q.cc.view(q.rtt.srtt())
+            }));
+            self.cc_scratch = v;
+        }
+    }
+
+    /// Fast retransmit of the chunks `lost` lists (queue index, path), in TSN order
+    /// (§7.2.4 steps 2–3): each is marked, its path enters fast recovery once per window
+    /// (under CMT the window is the path's own data) with one cwnd reduction, then each goes
+    /// to the path the rtx policy picks, which may send one packet of them regardless of
+    /// cwnd.
+    pub(crate) fn fast_retransmit(&mut self, lost: &[(usize, PathId)], cmt: bool) {
+        for &(i, from) in lost {
+            let pid = from.0 as usize;
+            let tx = &mut self.tx;
+            let s = &mut tx.outstanding[i];
+            s.fast_retransmitted = true;
+            s.set_state(
+                ChunkState::Marked(Mark::Fast),
+                &mut self.paths,
+                &mut tx.tally,
+            );
+            self.refresh_cc_views();
+            self.paths[pid].stats.fast_retransmissions += 1;
+            if self.paths[pid].recovery == Recovery::Open {
+                self.paths[pid].cc.on_loss(&Ctx {
+                    paths: &self.cc_scratch,
+                    me: pid,
+                });
+                let last = self.tx.next_tsn.wrapping_sub(1);
+                let exit = if cmt {
+                    self.tx
+                        .outstanding
+                        .iter()
+                        .rev()
+                        .find(|o| o.path == from)
+                        .map_or(last, |o| o.tsn)
+                } else {
+                    last
+                };
+                self.paths[pid].recovery = Recovery::Fast { exit };
+            }
+        }
+        for &(i, from) in lost {
+            let to = self.rtx_path(from);
+            let tx = &mut self.tx;
+            tx.outstanding[i].retarget(to, &mut self.paths, &mut tx.tally);
+            self.paths[to.0 as usize].rtx_cwnd_exempt = true;
+        }
+    }
+
+    /// T3-rtx expired on `path` (RFC 9260 §6.3.3).
+    pub(crate) fn on_t3_expiry(&mut self, now: Instant, path: PathId) {
+        let pi = path.0 as usize;
+        self.refresh_cc_views();
+        let p = &mut self.paths[pi];
+        self.timers.stop(Timer::T3(path));
+        p.stats.timeouts += 1;
+        p.cc.on_timeout(&Ctx {
+            paths: &self.cc_scratch,
+            me: pi,
+        });
+        p.rtt.backoff();
+        p.recovery = Recovery::Open;
+        p.rtt_probe = None;
+        let mut marked_chunks = 0usize;
+        let tx = &mut self.tx;
+        for s in tx.outstanding.iter_mut() {
+            if s.path == path && s.state == ChunkState::InFlight {
+                s.set_state(
+                    ChunkState::Marked(Mark::Timeout),
+                    &mut self.paths,
+                    &mut tx.tally,
+                );
+                marked_chunks += 1;
+            }
+        }
+        // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
+        // Only a path whose whole flight was the one probe chunk was probing: under CMT
+        // SACKs keep coming over the other paths while a dead one's hole fills the window.
+        // With several paths the SACKs must come in over this one: a cut path's probe is
+        // not answered on it, whatever the others carry.
+        let answered = if self.paths.len() == 1 {
+            self.sack_since_t3
+        } else {
+            self.paths[pi].sack_since_t3
+        };
+        let probing = self.tx.peer_rwnd == 0 && answered && marked_chunks <= 1;
+        self.sack_since_t3 = false;
+        self.paths[pi].sack_since_t3 = false;
+        if !probing {
+            // First: the path may now be PF (RFC 7829), which the choice below avoids.
+            self.count_error(now, path);
+            if self.state == State::Closed {
+                return;
+            }
+        }
+        let target = self.rtx_path(path);
+        if target != path {
+            // RFC 9260 §6.4.1 / CMT rtx policy: the marked chunks go out on `target`.
+            let marked: Vec<u64> = self.paths[pi].rtx_marked.iter().copied().collect();
+            for seq in marked {
+                let i = self
+                    .tx
+                    .index_of_seq(seq)
+                    .expect("listed chunk is outstanding");
+                let tx = &mut self.tx;
+                tx.outstanding[i].retarget(target, &mut self.paths, &mut tx.tally);
+            }
+        }
+        if self.features.pr_sctp {
+            self.abandon_expired(now);
+            self.advance_peer_ack_point();
+        }
+        self.reset_burst();
+        check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
+    }
+
+    /// One more consecutive error on `path` and on the association (RFC 9260 §8.1, §8.2).
+    pub(crate) fn count_error(&mut self, now: Instant, path: PathId) {
+        let max_path = self.cfg.path_max_retrans;
+        let pfmr = self.cfg.pf_max_retrans;
+        let multi = self.paths.len() > 1;
+        let p = &mut self.paths[path.0 as usize];
+        p.error_count += 1;
+        let next = match p.state {
+            PathState::Active | PathState::PotentiallyFailed if p.error_count > max_path => {
+                Some(PathState::Inactive)
+            }
+            // RFC 7829 §5.1: past PFMR errors the path is avoided but still probed.
+            PathState::Active if multi && pfmr.is_some_and(|m| p.error_count > m) => {
+                Some(PathState::PotentiallyFailed)
+            }
+            PathState::Unconfirmed if p.error_count > max_path => Some(PathState::Inactive),
+            _ => None,
+        };
+        let unconfirmed = !p.confirmed;
+        if let Some(state) = next {
+            p.state = state;
+            p.fail_epoch = p.fail_epoch.wrapping_add(1);
+            let probing = p.heartbeat.outstanding.is_some();
+            self.events.push_back(Event::PathState { path, state });
+            if state == PathState::PotentiallyFailed && !probing {
+                // RFC 7829 §5.1: probe a PF destination at once, then every RTO.
+                self.schedule_heartbeat(now, path);
+            }
+        }
+        if unconfirmed {
+            // Probes of an address never confirmed do not count against the association.
+            return;
+        }
+        self.error_count += 1;
+        if self.error_count > self.cfg.association_max_retrans {
+            self.queue_abort(vec![]);
+            self.close(now, CloseReason::PeerUnreachable);
+        }
+    }
+}

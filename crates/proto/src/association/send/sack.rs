@@ -1,0 +1,352 @@
+//! SACK processing as a pipeline (RFC 9260 §6.2.1, §7.2; CMT, Iyengar et al. §3; NR-SACK,
+//! Natarajan et al.):
+//!
+//! 1. the cumulative part ([`Association::ack_cumulative`]),
+//! 2. newly acknowledged and reneged gap blocks ([`Association::ack_gap_blocks`]) and the
+//!    non-renegable blocks ([`Association::free_nr_acked`]),
+//! 3. miss indications by the configured rule (`loss`: RFC 9260 §7.2.4, SFR, DAC),
+//! 4. recovery decisions (`recovery`: fast retransmit, fast recovery),
+//! 5. the peer's window, then per path: errors and reactivation, the congestion window
+//!    (`cc`, with CUC under CMT) and the T3-rtx timer.
+
+use std::collections::VecDeque;
+
+use braid_wire::chunk::GapAckBlock;
+
+use super::loss::SackDigest;
+use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, tsn_offsets};
+use super::sent::{ChunkState, Mark, Sent, check_tally};
+use crate::association::Association;
+use crate::cc::{Controller, Ctx};
+use crate::event::Event;
+use crate::path::{PathId, PathState, Recovery};
+use crate::serial::{tsn_ge, tsn_gt, tsn_lt};
+use crate::time::Instant;
+use crate::timer::Timer;
+
+/// What a SACK acknowledged, per path, for the later steps (kept between SACKs to reuse
+/// its vectors).
+#[derive(Debug, Default)]
+pub(crate) struct Acked {
+    /// Each path's flight size before the SACK (cwnd grows only if it was used, §7.2.1).
+    pub(crate) flight_before: Vec<usize>,
+    /// Bytes newly acknowledged per path.
+    pub(crate) on: Vec<usize>,
+    /// Paths (bit per id) with an acknowledged chunk first sent there since they last
+    /// failed (see [`Sent::fresh_ack_bit`]).
+    pub(crate) fresh: u64,
+    /// The cumulative ack moved.
+    pub(crate) cum_advanced: bool,
+    /// Paths whose acknowledged bytes count for errors and the window (path monitoring).
+    pub(crate) credited: Vec<bool>,
+}
+
+impl Association {
+    /// Processes the acknowledgement part of a SACK or NR-SACK. `nr_gaps` are the
+    /// non-renegable blocks: those chunks leave the send buffer at once.
+    pub(crate) fn on_sack(
+        &mut self,
+        now: Instant,
+        cum: u32,
+        a_rwnd: u32,
+        gaps: &[GapAckBlock],
+        nr_gaps: &[GapAckBlock],
+    ) {
+        if tsn_lt(cum, self.tx.cum_ack) {
+            return; // Stale SACK, out of order (§6.2.1 D i).
+        }
+        if tsn_ge(cum, self.tx.next_tsn) {
+            self.protocol_violation(now, "SACK acknowledges a TSN that was never sent");
+            return;
+        }
+        self.sack_since_t3 = true;
+        self.paths[self.rx_path.0 as usize].sack_since_t3 = true;
+        let cmt = self.cfg.cmt && self.paths.len() > 1;
+        let mut ack = std::mem::take(&mut self.ack_scratch);
+        ack.flight_before.clear();
+        ack.flight_before
+            .extend(self.paths.iter().map(|p| p.flight_size));
+        ack.on.clear();
+        ack.on.resize(self.paths.len(), 0);
+        ack.fresh = 0;
+        ack.cum_advanced = cum != self.tx.cum_ack;
+        // CUC: each path's pseudo-cumulative ack before the SACK.
+        let pseudo_before = if cmt {
+            self.pseudo_cumacks()
+        } else {
+            Vec::new()
+        };
+        let mut events = std::mem::take(&mut self.events);
+        self.ack_cumulative(now, cum, &mut ack, &mut events);
+        let digest = if !gaps.is_empty() || self.tx.tally.gap_acked > 0 {
+            Some(self.ack_gap_blocks(now, gaps, &mut ack, cmt))
+        } else {
+            None
+        };
+        if !nr_gaps.is_empty() {
+            self.free_nr_acked(nr_gaps, &mut events);
+        }
+        if let Some(d) = digest {
+            let lost = self.miss_indications(&d, ack.cum_advanced, cmt);
+            self.fast_retransmit(&lost, cmt);
+        }
+        let pseudo_after = if cmt {
+            self.pseudo_cumacks()
+        } else {
+            Vec::new()
+        };
+        let flight = self.tx.flight_total(&self.paths);
+        self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
+        // Per path: the coupled controllers see every path as it was before the updates.
+        self.refresh_cc_views();
+        let views = std::mem::take(&mut self.cc_scratch);
+        let reactivated = self.credit_paths(&mut ack, &mut events);
+        for i in 0..self.paths.len() {
+            let advanced = if cmt {
+                pseudo_before[i] != pseudo_after[i] && pseudo_before[i].is_some()
+            } else {
+                ack.cum_advanced
+            };
+            if ack.credited[i] {
+                let ctx = Ctx {
+                    paths: &views,
+                    me: i,
+                };
+                let lowest = pseudo_after.get(i).copied().flatten();
+                self.grow_window(i, &ctx, &ack, advanced, cum, lowest, cmt);
+            }
+            let pending = cmt && pseudo_after[i].is_some();
+            self.restart_t3(now, i, advanced && ack.on[i] > 0, pending);
+        }
+        if ack.on.iter().any(|&b| b > 0) {
+            self.error_count = 0;
+        }
+        if reactivated {
+            self.retarget_stranded();
+        }
+        self.reset_burst();
+        if self.features.pr_sctp {
+            self.advance_peer_ack_point();
+        }
+        if self.tx.want_writable && self.tx.buffered_bytes() < self.cfg.send_buffer {
+            self.tx.want_writable = false;
+            events.push_back(Event::Writable);
+        }
+        self.cc_scratch = views;
+        self.events = events;
+        self.ack_scratch = ack;
+        check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
+        self.try_progress_shutdown(now);
+    }
+
+    /// Step 1: chunks up to the cumulative ack leave the queue (§6.2.1 D).
+    fn ack_cumulative(
+        &mut self,
+        now: Instant,
+        cum: u32,
+        ack: &mut Acked,
+        events: &mut VecDeque<Event>,
+    ) {
+        while self.tx.cum_ack != cum {
+            let Some(s) = self.tx.outstanding.pop_front() else {
+                break;
+            };
+            self.tx.cum_ack = s.tsn;
+            if s.state == ChunkState::Abandoned {
+                continue;
+            }
+            let len = s.data.len();
+            if !s.state.is_gap_acked() {
+                ack.on[s.path.0 as usize] += len;
+                ack.fresh |= s.fresh_ack_bit(&self.paths);
+                self.rtt_sample(now, &s);
+            }
+            self.tx.tally.leave(&s, &mut self.paths);
+            if s.state == ChunkState::NrAcked {
+                continue; // Already freed by an NR-SACK.
+            }
+            s.leave_buffer(&mut self.paths);
+            self.tx.outstanding_bytes -= len;
+            self.stats.bytes_acked += len as u64;
+            self.tx.release(s.stream, len, events);
+        }
+        if tsn_lt(self.tx.adv_peer_ack, self.tx.cum_ack) {
+            self.tx.adv_peer_ack = self.tx.cum_ack;
+        }
+    }
+
+    /// Step 2: chunks in a gap block for the first time are acknowledged; chunks the
+    /// previous SACK acknowledged and this one does not were reneged (§6.2.1) and go again.
+    /// Returns what the loss rules need to know of the SACK.
+    fn ack_gap_blocks(
+        &mut self,
+        now: Instant,
+        gaps: &[GapAckBlock],
+        ack: &mut Acked,
+        cmt: bool,
+    ) -> SackDigest {
+        let sfr = cmt && self.cfg.cmt_sfr;
+        let mut d = SackDigest::new(if sfr { self.paths.len() } else { 0 });
+        // The blocks as offsets from the cumulative ack (outstanding[off - 1]), sorted and
+        // merged (a hostile peer may send them in any order), clipped to what was sent.
+        let n = self.tx.outstanding.len();
+        let cum = self.tx.cum_ack;
+        let blocks = block_offsets(gaps, n);
+        // What the previous SACK acknowledged above today's cumulative ack.
+        let before = tsn_offsets(&self.tx.acked_ranges, cum, n);
+        // Newly acknowledged: in a block now, not in the previous SACK's (O(new), not
+        // O(window): under CMT most of the window is gap-acked for a while).
+        for off in ranges_minus(&blocks, &before) {
+            let tx = &mut self.tx;
+            let s = &mut tx.outstanding[off - 1];
+            if !matches!(s.state, ChunkState::InFlight | ChunkState::Marked(_)) {
+                continue;
+            }
+            d.newly_acked(s);
+            ack.on[s.path.0 as usize] += s.data.len();
+            ack.fresh |= s.fresh_ack_bit(&self.paths);
+            s.set_state(ChunkState::GapAcked, &mut self.paths, &mut tx.tally);
+            let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
+            self.rtt_sample_raw(now, tsn, path, tx_count);
+        }
+        for off in ranges_minus(&before, &blocks) {
+            let tx = &mut self.tx;
+            let s = &mut tx.outstanding[off - 1];
+            if s.state == ChunkState::GapAcked {
+                s.set_state(
+                    ChunkState::Marked(Mark::Reneged),
+                    &mut self.paths,
+                    &mut tx.tally,
+                );
+            }
+        }
+        if let Some(&(_, e)) = blocks.last() {
+            d.highest_acked = Some(self.tx.outstanding[e - 1].tsn);
+        }
+        offsets_to_tsns(&blocks, cum, &mut self.tx.acked_ranges);
+        d.blocks = blocks;
+        d
+    }
+
+    /// Step 2, NR blocks: the receiver will never renege on these chunks, so they leave the
+    /// send buffer now instead of at the cumulative ack (Natarajan et al., NR-SACK).
+    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], events: &mut VecDeque<Event>) {
+        let n = self.tx.outstanding.len();
+        let cum = self.tx.cum_ack;
+        let blocks = block_offsets(nr_gaps, n);
+        let before = tsn_offsets(&self.tx.nr_acked_ranges, cum, n);
+        // Only what this NR-SACK adds (non-renegable blocks never shrink).
+        for off in ranges_minus(&blocks, &before) {
+            let tx = &mut self.tx;
+            let s = &mut tx.outstanding[off - 1];
+            if s.state != ChunkState::GapAcked {
+                continue;
+            }
+            s.set_state(ChunkState::NrAcked, &mut self.paths, &mut tx.tally);
+            let len = s.data.len();
+            s.leave_buffer(&mut self.paths);
+            tx.outstanding_bytes -= len;
+            self.stats.bytes_acked += len as u64;
+            let stream = s.stream;
+            // The payload is not needed any more: free it now.
+            s.data = s.data.slice(0..0);
+            tx.release(stream, len, events);
+        }
+        offsets_to_tsns(&blocks, cum, &mut self.tx.nr_acked_ranges);
+    }
+
+    /// Step 5, path monitoring: RFC 9260 §8.2 clears a path's errors when data last sent
+    /// there is acked; a failed path is revived only by data sent since it failed (RFC 7829
+    /// §5.1), not by late acks of what it carried before. Returns the paths whose acked
+    /// bytes count (`ack.credited`) and whether one came back.
+    fn credit_paths(&mut self, ack: &mut Acked, events: &mut VecDeque<Event>) -> bool {
+        ack.credited.clear();
+        ack.credited.resize(self.paths.len(), false);
+        let mut reactivated = false;
+        for (i, p) in self.paths.iter_mut().enumerate() {
+            let revives = p.state == PathState::Active || (i < 64 && ack.fresh & (1 << i) != 0);
+            if ack.on[i] == 0 || !revives {
+                continue;
+            }
+            ack.credited[i] = true;
+            p.error_count = 0;
+            if p.state != PathState::Active && p.confirmed {
+                p.state = PathState::Active;
+                reactivated = true;
+                events.push_back(Event::PathState {
+                    path: p.id,
+                    state: PathState::Active,
+                });
+            }
+        }
+        reactivated
+    }
+
+    /// Step 5, congestion control of a credited path: per-path fast recovery ends once the
+    /// path's data up to its exit point is in; otherwise the window grows when the
+    /// cumulative ack (or, with CUC, the path's own pseudo-cumack) moved.
+    #[allow(clippy::too_many_arguments)]
+    fn grow_window(
+        &mut self,
+        i: usize,
+        ctx: &Ctx<'_>,
+        ack: &Acked,
+        advanced: bool,
+        cum: u32,
+        lowest: Option<u32>,
+        cmt: bool,
+    ) {
+        let cuc = cmt && self.cfg.cmt_cuc;
+        let p = &mut self.paths[i];
+        match p.recovery {
+            Recovery::Fast { exit } => {
+                let done = if cmt {
+                    lowest.is_none_or(|lo| tsn_gt(lo, exit))
+                } else {
+                    tsn_ge(cum, exit)
+                };
+                if done {
+                    p.recovery = Recovery::Open;
+                }
+            }
+            Recovery::Open => {
+                if (cuc && advanced) || (!cuc && ack.cum_advanced) {
+                    p.cc.on_ack(ctx, ack.on[i], ack.flight_before[i]);
+                }
+            }
+        }
+    }
+
+    /// Step 5, T3-rtx of path `i` (§6.3.2): stopped when nothing is outstanding there
+    /// (R2), restarted when its earliest outstanding TSN was acknowledged (R3). `pending`:
+    /// under CMT the pseudo-cumack says chunks of the path still wait for an ack.
+    fn restart_t3(&mut self, now: Instant, i: usize, earliest_acked: bool, pending: bool) {
+        let p = &mut self.paths[i];
+        if p.flight_size == 0 && !pending {
+            self.timers.stop(Timer::T3(p.id));
+            p.cc.on_all_acked();
+        } else if earliest_acked {
+            self.timers.set(Timer::T3(p.id), Some(now + p.rtt.rto()));
+        }
+    }
+
+    fn rtt_sample(&mut self, now: Instant, s: &Sent) {
+        self.rtt_sample_raw(now, s.tsn, s.path, s.tx_count);
+    }
+
+    /// One RTT measurement per round trip, from the chunk timing it (RFC 9260 §6.3.1).
+    fn rtt_sample_raw(&mut self, now: Instant, tsn: u32, path: PathId, tx_count: u16) {
+        let p = &mut self.paths[path.0 as usize];
+        if let Some((probe, sent)) = p.rtt_probe {
+            if probe == tsn {
+                p.rtt_probe = None;
+                if tx_count == 1 {
+                    p.rtt.on_sample(now - sent);
+                }
+            } else if tsn_gt(tsn, probe) {
+                // The probe itself was lost or retransmitted: take no sample this round.
+                p.rtt_probe = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! A DATA chunk with a TSN, kept until cumulatively acknowledged or abandoned, and its life
+//! as one state (RFC 9260 §6.1–§6.3, §7.2.4; RFC 3758; NR-SACK). Every state change goes
+//! through [`Sent::set_state`], which keeps the path's flight size, the per-path lists of
+//! chunks waiting for retransmission and the queue's counters in step; a debug build checks
+//! them against a recount ([`check_tally`]).
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+
+use crate::path::{Path, PathId};
+use crate::time::Instant;
+
+/// Why a chunk waits for retransmission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// Three miss indications (RFC 9260 §7.2.4).
+    Fast,
+    /// T3-rtx expired on its path (§6.3.3).
+    Timeout,
+    /// Acknowledged in a gap block before and not any more (§6.2.1).
+    Reneged,
+}
+
+/// Where a chunk is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChunkState {
+    /// Sent, counted in its path's flight size.
+    InFlight,
+    /// Waiting to be sent again on its path (`Sent::path`, chosen by the rtx policy).
+    Marked(Mark),
+    /// Reported in a gap ack block: renegable (RFC 9260 §6.2.1).
+    GapAcked,
+    /// Reported in a non-renegable gap block (NR-SACK): its payload is freed.
+    NrAcked,
+    /// Given up under PR-SCTP (RFC 3758 §3.5).
+    Abandoned,
+}
+
+impl ChunkState {
+    /// Acknowledged by a gap block, renegable or not.
+    pub(crate) fn is_gap_acked(self) -> bool {
+        matches!(self, Self::GapAcked | Self::NrAcked)
+    }
+}
+
+/// A DATA chunk with a TSN.
+#[derive(Debug)]
+pub(crate) struct Sent {
+    pub(crate) tsn: u32,
+    /// TSN order without wrapping: the key of the per-path retransmission lists.
+    pub(crate) seq: u64,
+    pub(crate) stream: u16,
+    pub(crate) ssn: u16,
+    pub(crate) ppid: u32,
+    pub(crate) unordered: bool,
+    pub(crate) beginning: bool,
+    pub(crate) ending: bool,
+    pub(crate) immediate: bool,
+    pub(crate) data: Bytes,
+    /// Path of the last transmission, or the one a retransmission waits for.
+    pub(crate) path: PathId,
+    pub(crate) tx_count: u16,
+    pub(crate) state: ChunkState,
+    /// Miss indications (RFC 9260 §7.2.4).
+    pub(crate) misses: u8,
+    /// Already fast-retransmitted once (it may not be again, §7.2.4).
+    pub(crate) fast_retransmitted: bool,
+    /// Its path's failure epoch when it was last sent (see `Path::fail_epoch`).
+    pub(crate) epoch: u16,
+    pub(crate) expires: Option<Instant>,
+}
+
+/// Counters over the chunks' states.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tally {
+    /// Chunks marked for retransmission.
+    pub(crate) marked: usize,
+    /// Chunks gap-acknowledged (renegable or not).
+    pub(crate) gap_acked: usize,
+}
+
+impl Tally {
+    /// Counts `s` in its current state.
+    pub(crate) fn enter(&mut self, s: &Sent, paths: &mut [Path]) {
+        let p = &mut paths[s.path.0 as usize];
+        match s.state {
+            ChunkState::InFlight => p.flight_size += s.data.len(),
+            ChunkState::Marked(_) => {
+                self.marked += 1;
+                p.rtx_marked.insert(s.seq);
+            }
+            ChunkState::GapAcked | ChunkState::NrAcked => self.gap_acked += 1,
+            ChunkState::Abandoned => {}
+        }
+    }
+
+    /// Stops counting `s` in its current state (it changes state or leaves the queue).
+    pub(crate) fn leave(&mut self, s: &Sent, paths: &mut [Path]) {
+        let p = &mut paths[s.path.0 as usize];
+        match s.state {
+            ChunkState::InFlight => p.flight_size = p.flight_size.saturating_sub(s.data.len()),
+            ChunkState::Marked(_) => {
+                self.marked -= 1;
+                p.rtx_marked.remove(&s.seq);
+            }
+            ChunkState::GapAcked | ChunkState::NrAcked => self.gap_acked -= 1,
+            ChunkState::Abandoned => {}
+        }
+    }
+}
+
+impl Sent {
+    /// Moves the chunk to `to`, keeping flight sizes, retransmission lists and `tally` true.
+    pub(crate) fn set_state(&mut self, to: ChunkState, paths: &mut [Path], tally: &mut Tally) {
+        tally.leave(self, paths);
+        self.state = to;
+        tally.enter(self, paths);
+    }
+
+    /// Moves a chunk that is not in flight to the path it will be retransmitted on,
+    /// carrying its share of the buffers along (buffer splitting).
+    pub(crate) fn retarget(&mut self, to: PathId, paths: &mut [Path], tally: &mut Tally) {
+        debug_assert!(
+            self.state != ChunkState::InFlight,
+            "retarget of a chunk in flight"
+        );
+        if self.path != to {
+            tally.leave(self, paths);
+            let len = self.data.len();
+            let from = &mut paths[self.path.0 as usize];
+            from.buffered = from.buffered.saturating_sub(len);
+            paths[to.0 as usize].buffered += len;
+            self.path = to;
+            // Not sent there yet: an ack of its earlier transmission must not revive `to`.
+            self.epoch = paths[to.0 as usize].fail_epoch.wrapping_sub(1);
+            tally.enter(self, paths);
+        }
+    }
+
+    /// The chunk left the send buffer (acknowledged for good or abandoned): its path's
+    /// share shrinks.
+    pub(crate) fn leave_buffer(&self, paths: &mut [Path]) {
+        let p = &mut paths[self.path.0 as usize];
+        p.buffered = p.buffered.saturating_sub(self.data.len());
+    }
+
+    /// The bit of the chunk's path if the chunk was first sent there since the path last
+    /// failed. An ack of a retransmission is ambiguous (Karn): the copy that got through may
+    /// be the one sent before the failure, and it must not revive a dead path.
+    pub(crate) fn fresh_ack_bit(&self, paths: &[Path]) -> u64 {
+        let p = self.path.0 as usize;
+        if p < 64 && self.tx_count == 1 && self.epoch == paths[p].fail_epoch {
+            1 << p
+        } else {
+            0
+        }
+    }
+
+    /// Appends the chunk as DATA (RFC 9260 §3.3.1), field by field rather than through
+    /// `Chunk::encode`: this is the hottest path of the sender.
+    pub(crate) fn encode(&self, buf: &mut Vec<u8>) {
+        let len = braid_wire::chunk::DATA_HEADER_LEN + self.data.len();
+        // The MTU is at most 65535 (config validation), so this never truncates.
+        let wire_len = u16::try_from(len).expect("DATA chunk longer than 65535 bytes");
+        let flags = (u8::from(self.immediate) << 3)
+            | (u8::from(self.unordered) << 2)
+            | (u8::from(self.beginning) << 1)
+            | u8::from(self.ending);
+        buf.reserve(len + 3);
+        buf.extend_from_slice(&[0, flags]);
+        buf.extend_from_slice(&wire_len.to_be_bytes());
+        buf.extend_from_slice(&self.tsn.to_be_bytes());
+        buf.extend_from_slice(&self.stream.to_be_bytes());
+        buf.extend_from_slice(&self.ssn.to_be_bytes());
+        buf.extend_from_slice(&self.ppid.to_be_bytes());
+        buf.extend_from_slice(&self.data);
+        buf.resize(buf.len() + (4 - (len & 3)) % 4, 0);
+    }
+}
+
+/// Bytes a DATA chunk with `len` bytes of user data takes in a packet.
+pub(crate) fn data_chunk_size(len: usize) -> usize {
+    (braid_wire::chunk::DATA_HEADER_LEN + len + 3) & !3
+}
+
+/// Debug builds: the counters, flight sizes and retransmission lists equal a recount.
+pub(crate) fn check_tally(outstanding: &VecDeque<Sent>, tally: &Tally, paths: &[Path]) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let mut want = Tally::default();
+    let mut flight = vec![0usize; paths.len()];
+    let mut marked = vec![0usize; paths.len()];
+    for s in outstanding {
+        let p = s.path.0 as usize;
+        match s.state {
+            ChunkState::InFlight => flight[p] += s.data.len(),
+            ChunkState::Marked(_) => {
+                want.marked += 1;
+                marked[p] += 1;
+                assert!(
+                    paths[p].rtx_marked.contains(&s.seq),
+                    "TSN {} not listed",
+                    s.tsn
+                );
+            }
+            ChunkState::GapAcked | ChunkState::NrAcked => want.gap_acked += 1,
+            ChunkState::Abandoned => {}
+        }
+    }
+    assert_eq!(*tally, want, "chunk counters out of step");
+    for (i, p) in paths.iter().enumerate() {
+        assert_eq!(p.flight_size, flight[i], "flight size of path {i}");
+        assert_eq!(
+            p.rtx_marked.len(),
+            marked[i],
+            "retransmission list of path {i}"
+        );
+    }
+}

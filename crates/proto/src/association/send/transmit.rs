@@ -1,0 +1,278 @@
+//! Putting DATA into a packet (RFC 9260 §6.1): retransmissions first, then new data as the
+//! congestion window, the peer's window, Max.Burst and buffer splitting allow.
+
+use super::queue::Next;
+use super::sent::{ChunkState, data_chunk_size};
+use crate::association::{Association, State};
+use crate::cc::Controller;
+use crate::path::{PathId, PathState};
+use crate::sched::{PathView, SchedulerKind};
+use crate::time::Instant;
+use crate::timer::Timer;
+
+impl Association {
+    /// Refreshes what the scheduler sees of the paths (only disciplines that look at them).
+    pub(crate) fn refresh_path_views(&mut self, now: Instant) {
+        self.views.clear();
+        if !matches!(
+            self.tx.sched.kind(),
+            SchedulerKind::Fixed | SchedulerKind::Adaptive
+        ) {
+            return;
+        }
+        self.views.extend(self.paths.iter().map(|p| PathView {
+            usable: p.state == PathState::Active,
+            cwnd: p.cc.window(),
+            srtt: p.rtt.srtt(),
+        }));
+        self.tx.sched.on_paths(now, &self.views);
+    }
+
+    /// Whether new DATA may be sent in this state (RFC 9260 §9.2: not after SHUTDOWN).
+    pub(crate) fn may_send_new_data(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established | State::ShutdownPending | State::ShutdownReceived
+        )
+    }
+
+    /// A SACK or T3 opens a new burst on every path (RFC 9260 §6.1: Max.Burst).
+    pub(crate) fn reset_burst(&mut self) {
+        let b = self.cfg.max_burst;
+        for p in &mut self.paths {
+            p.burst_budget = b;
+        }
+    }
+
+    /// Whether a chunk marked for retransmission is waiting for `path`.
+    pub(crate) fn rtx_waiting_on(&self, path: PathId) -> bool {
+        !self.paths[path.0 as usize].rtx_marked.is_empty()
+    }
+
+    /// Whether `path` may send a retransmission now: cwnd room, or the one packet after a
+    /// fast retransmit that may ignore cwnd (§7.2.4 step 3).
+    pub(crate) fn may_retransmit_on(&self, path: PathId) -> bool {
+        let p = &self.paths[path.0 as usize];
+        p.flight_size < p.cc.window() || p.rtx_cwnd_exempt
+    }
+
+    /// Whether `poll_transmit` has DATA it could put on `path` now.
+    pub(crate) fn has_data_to_send(&self, path: PathId) -> bool {
+        let p = &self.paths[path.0 as usize];
+        let rtx_here = self.rtx_waiting_on(path);
+        if rtx_here && self.may_retransmit_on(path) {
+            return true;
+        }
+        !rtx_here
+            && self.may_send_new_data()
+            && self.tx.has_unsent()
+            && p.burst_budget > 0
+            && p.flight_size < p.cc.window()
+            && self.new_data_allowed_on(path)
+            && self.buffer_split_allows(path)
+            && self.tx.peek_len(path, &self.views).is_some()
+    }
+
+    /// Buffer splitting (Dreibholz et al., GLOBECOM 2010): a path may hold at most 1/n of
+    /// the send buffer and of the peer's receive window.
+    fn buffer_split_allows(&self, path: PathId) -> bool {
+        use crate::config::BufferSplitting;
+        let split = self.cfg.buffer_splitting;
+        if split == BufferSplitting::None || !self.cfg.cmt {
+            return true;
+        }
+        let n = self
+            .paths
+            .iter()
+            .filter(|p| p.state == PathState::Active)
+            .count()
+            .max(1);
+        let held = self.paths[path.0 as usize].buffered;
+        let send_ok = !matches!(split, BufferSplitting::Send | BufferSplitting::Both)
+            || held < self.cfg.send_buffer / n;
+        let recv_ok = !matches!(split, BufferSplitting::Receive | BufferSplitting::Both)
+            || held < self.tx.peer_rwnd_initial / n;
+        send_ok && recv_ok
+    }
+
+    /// Appends DATA chunks (retransmissions first) to the packet being built on `path`,
+    /// within `room` bytes. Returns whether any was written.
+    pub(crate) fn write_data(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        room: &mut usize,
+    ) -> bool {
+        // Retransmissions have priority (RFC 9260 §6.1 rule C, §7.2.4 step 3).
+        let (mut wrote, rtx_left) = self.write_retransmissions(now, path, buf, room);
+        let mut new_data = false;
+        // New data: cwnd, rwnd and Max.Burst permitting, and no retransmission waiting here.
+        if !rtx_left
+            && self.may_send_new_data()
+            && self.paths[path.0 as usize].burst_budget > 0
+            && self.new_data_allowed_on(path)
+        {
+            new_data = self.write_new_data(now, path, buf, room);
+            wrote |= new_data;
+        }
+        let p = &mut self.paths[path.0 as usize];
+        if new_data {
+            p.burst_budget = p.burst_budget.saturating_sub(1);
+            self.tx.sched.on_packet_end();
+        }
+        if wrote {
+            if new_data {
+                // Only chunks that can time a round trip make a path non-idle (§8.3).
+                p.last_data_sent = now;
+            }
+            // R1: start T3-rtx if it is not running (RFC 9260 §6.3.2).
+            if !self.timers.is_running(Timer::T3(path)) {
+                self.timers.set(Timer::T3(path), Some(now + p.rtt.rto()));
+            }
+        }
+        super::sent::check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
+        wrote
+    }
+
+    /// The chunks marked for retransmission on `path`, in TSN order, while cwnd (or the
+    /// fast-retransmit exemption) and `room` allow. Returns (wrote any, some still wait
+    /// here).
+    fn write_retransmissions(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        room: &mut usize,
+    ) -> (bool, bool) {
+        let pi = path.0 as usize;
+        if self.tx.tally.marked == 0 {
+            return (false, false);
+        }
+        // CMT keeps per-path transmission lists (see `Path::sent_order`).
+        let track = self.paths.len() > 1 && self.cfg.cmt;
+        let exempt = self.paths[pi].rtx_cwnd_exempt;
+        let mut wrote = false;
+        let mut rtx_left = false;
+        let mut after = None;
+        loop {
+            let next = match after {
+                None => self.paths[pi].rtx_marked.first().copied(),
+                Some(a) => self.paths[pi].rtx_marked.range(a + 1..).next().copied(),
+            };
+            let Some(seq) = next else { break };
+            after = Some(seq);
+            let i = self
+                .tx
+                .index_of_seq(seq)
+                .expect("listed chunk is outstanding");
+            rtx_left = true;
+            let p = &self.paths[pi];
+            if p.flight_size >= p.cc.window() && !exempt {
+                break;
+            }
+            let s = &self.tx.outstanding[i];
+            let size = data_chunk_size(s.data.len());
+            if size > *room {
+                break;
+            }
+            if self.features.pr_sctp && s.expires.is_some_and(|e| now >= e) {
+                self.abandon_message_at(i);
+                continue;
+            }
+            rtx_left = false;
+            let s = &mut self.tx.outstanding[i];
+            s.set_state(ChunkState::InFlight, &mut self.paths, &mut self.tx.tally);
+            s.tx_count = s.tx_count.saturating_add(1);
+            s.epoch = self.paths[pi].fail_epoch;
+            s.misses = 0;
+            s.encode(buf);
+            let (tsn, tx_count) = (s.tsn, s.tx_count);
+            if track {
+                self.paths[pi].rtx_sent.push((tsn, tx_count));
+            }
+            *room -= size;
+            wrote = true;
+            let p = &mut self.paths[pi];
+            p.stats.retransmissions += 1;
+            // Karn's rule: a retransmitted chunk never times a round trip (§6.3.1 C5).
+            if p.rtt_probe.is_some_and(|(t, _)| t == tsn) {
+                p.rtt_probe = None;
+            }
+        }
+        // The exemption is for one packet, used or not (it is cleared whenever any path has
+        // retransmissions pending, as before the seams were split).
+        self.paths[pi].rtx_cwnd_exempt = false;
+        if self.paths.len() == 1 || !rtx_left {
+            rtx_left = self.rtx_waiting_on(path);
+        }
+        (wrote, rtx_left)
+    }
+
+    /// New chunks from the stream queues while cwnd, the peer's window, buffer splitting and
+    /// `room` allow. Returns whether any was written.
+    fn write_new_data(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        room: &mut usize,
+    ) -> bool {
+        let pi = path.0 as usize;
+        let track = self.paths.len() > 1 && self.cfg.cmt;
+        let max_payload =
+            self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - braid_wire::chunk::DATA_HEADER_LEN;
+        let mut wrote = false;
+        while let Some(next) = self.tx.peek_len(path, &self.views) {
+            let p = &self.paths[pi];
+            if p.flight_size >= p.cc.window() || !self.buffer_split_allows(path) {
+                break;
+            }
+            let mut cut = max_payload;
+            if data_chunk_size(next.min(max_payload)) > *room {
+                // A message that is fragmented anyway fills the rest of this packet.
+                let avail = room.saturating_sub(braid_wire::chunk::DATA_HEADER_LEN) & !3;
+                if next > max_payload && avail >= 512 {
+                    cut = avail;
+                } else {
+                    break;
+                }
+            }
+            let len = next.min(cut);
+            // Zero-window probe: one chunk may be in flight whatever rwnd says (§6.1 A).
+            let flight = self.tx.flight_total(&self.paths);
+            if len > self.tx.peer_rwnd && flight > 0 {
+                break;
+            }
+            let mut sent = match self.tx.next_chunk(cut, now, path, &self.views) {
+                None => break,
+                Some(Next::Dropped) => {
+                    self.stats.abandoned_messages += 1;
+                    continue;
+                }
+                Some(Next::Chunk(sent)) => sent,
+            };
+            sent.epoch = self.paths[pi].fail_epoch;
+            sent.encode(buf);
+            *room -= data_chunk_size(sent.data.len());
+            let len = sent.data.len();
+            self.tx.peer_rwnd = self.tx.peer_rwnd.saturating_sub(len);
+            self.tx.tally.enter(&sent, &mut self.paths);
+            let p = &mut self.paths[pi];
+            p.buffered += len;
+            p.stats.data_chunks_sent += 1;
+            if p.rtt_probe.is_none() {
+                p.rtt_probe = Some((sent.tsn, now));
+            }
+            if track {
+                p.sent_order.push_back((sent.tsn, 1));
+            }
+            self.tx.outstanding.push_back(sent);
+            wrote = true;
+            if self.tx.peer_rwnd == 0 {
+                break;
+            }
+        }
+        wrote
+    }
+}
