@@ -6,7 +6,6 @@ use std::io::{self, IoSliceMut, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
 
 use braid_proto::{
     AssocId, AssociationStats, CloseReason, EndpointConfig, Event, Instant, PathInfo, SendError,
@@ -157,8 +156,6 @@ pub(crate) struct Driver {
     out: Vec<OutBatch>,
     /// Spare batch buffers.
     free_bufs: Vec<Vec<u8>>,
-    /// Last instant `handle_timeout` ran at (guards against a timer stuck in the past).
-    last_timeout: Option<Instant>,
     /// Largest message the core accepts (for the handles' own checks).
     max_message: usize,
     /// Capacities of the shared send and receive queues.
@@ -261,7 +258,6 @@ impl Driver {
                 },
                 out: Vec::new(),
                 free_bufs: Vec::new(),
-                last_timeout: None,
                 max_message: cfg
                     .association
                     .max_message_size
@@ -288,11 +284,8 @@ impl Driver {
             if self.finished() {
                 break;
             }
-            let deadline = self.ep.poll_timeout().map(|t| match self.last_timeout {
-                // A timer that stays due after handle_timeout would spin: retry in 1 ms.
-                Some(last) if t <= last => last + Duration::from_millis(1),
-                _ => t,
-            });
+            // After handle_timeout(now) the core's next deadline is later than now (timer.rs).
+            let deadline = self.ep.poll_timeout();
             let sleep_at =
                 deadline.map(|t| tokio::time::Instant::from_std(self.epoch + t.since_epoch()));
             let socks = &self.socks;
@@ -339,7 +332,6 @@ impl Driver {
                     }
                 } => {
                     let now = self.now();
-                    self.last_timeout = Some(now);
                     self.ep.handle_timeout(now);
                 }
             }

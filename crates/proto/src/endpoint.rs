@@ -748,6 +748,7 @@ impl Endpoint {
     }
 
     /// Runs the expired timers (only those: the timer queue says which associations).
+    /// Afterwards `poll_timeout()` is `None` or later than `now`, as for an association.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.refresh_timers();
         let mut due = Vec::new();

@@ -247,6 +247,14 @@ impl Pair {
         }
         self.client.handle_timeout(self.now);
         self.server.handle_timeout(self.now);
+        // The core's contract (timer.rs): no timer is left due at the instant it ran.
+        for ep in [&mut self.client, &mut self.server] {
+            let next = ep.poll_timeout();
+            assert!(
+                next.is_none_or(|t| t > self.now),
+                "timer left due: {next:?}"
+            );
+        }
         self.flush();
         true
     }

@@ -97,27 +97,8 @@ impl Association {
         };
         let flight = self.tx.flight_total(&self.paths);
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
-        // Per path: the coupled controllers see every path as it was before the updates.
-        self.refresh_cc_views();
-        let views = std::mem::take(&mut self.cc_scratch);
-        let reactivated = self.credit_paths(&mut ack, &mut events);
-        for i in 0..self.paths.len() {
-            let advanced = if cmt {
-                pseudo_before[i] != pseudo_after[i] && pseudo_before[i].is_some()
-            } else {
-                ack.cum_advanced
-            };
-            if ack.credited[i] {
-                let ctx = Ctx {
-                    paths: &views,
-                    me: i,
-                };
-                let lowest = pseudo_after.get(i).copied().flatten();
-                self.grow_window(i, &ctx, &ack, advanced, cum, lowest, cmt);
-            }
-            let pending = cmt && pseudo_after[i].is_some();
-            self.restart_t3(now, i, advanced && ack.on[i] > 0, pending);
-        }
+        let pseudo = (&pseudo_before[..], &pseudo_after[..]);
+        let reactivated = self.update_paths(now, &mut ack, cum, pseudo, &mut events);
         if ack.on.iter().any(|&b| b > 0) {
             self.error_count = 0;
         }
@@ -132,7 +113,6 @@ impl Association {
             self.tx.want_writable = false;
             events.push_back(Event::Writable);
         }
-        self.cc_scratch = views;
         self.events = events;
         self.ack_scratch = ack;
         check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
@@ -253,6 +233,44 @@ impl Association {
             tx.release(stream, len, events);
         }
         offsets_to_tsns(&blocks, cum, &mut self.tx.nr_acked_ranges);
+    }
+
+    /// Step 5, per path: errors and reactivation, the window, T3-rtx. `pseudo` holds the
+    /// paths' pseudo-cumacks before and after the SACK under CMT (empty otherwise). Returns
+    /// whether a path came back.
+    fn update_paths(
+        &mut self,
+        now: Instant,
+        ack: &mut Acked,
+        cum: u32,
+        (pseudo_before, pseudo_after): (&[Option<u32>], &[Option<u32>]),
+        events: &mut VecDeque<Event>,
+    ) -> bool {
+        let cmt = !pseudo_after.is_empty();
+        // The coupled controllers see every path as it was before the updates.
+        self.refresh_cc_views();
+        let views = std::mem::take(&mut self.cc_scratch);
+        let reactivated = self.credit_paths(ack, events);
+        for i in 0..self.paths.len() {
+            // CUC: under CMT a path's own pseudo-cumack decides, not the association's.
+            let advanced = if cmt {
+                pseudo_before[i] != pseudo_after[i] && pseudo_before[i].is_some()
+            } else {
+                ack.cum_advanced
+            };
+            if ack.credited[i] {
+                let ctx = Ctx {
+                    paths: &views,
+                    me: i,
+                };
+                let lowest = pseudo_after.get(i).copied().flatten();
+                self.grow_window(i, &ctx, ack, advanced, cum, lowest, cmt);
+            }
+            let pending = cmt && pseudo_after[i].is_some();
+            self.restart_t3(now, i, advanced && ack.on[i] > 0, pending);
+        }
+        self.cc_scratch = views;
+        reactivated
     }
 
     /// Step 5, path monitoring: RFC 9260 §8.2 clears a path's errors when data last sent
