@@ -110,6 +110,8 @@ pub struct Endpoint {
     buckets: HashMap<IpAddr, Bucket>,
     /// Addresses announced in INIT/INIT-ACK (multi-homing).
     local_addrs: Vec<SocketAddr>,
+    /// Associations record their decisions (`crate::trace`).
+    tracing: bool,
 }
 
 impl Endpoint {
@@ -136,6 +138,7 @@ impl Endpoint {
             per_source: HashMap::new(),
             last_peer: None,
             next_id: 0,
+            tracing: false,
             outgoing: VecDeque::new(),
             incoming: VecDeque::new(),
             timers: BinaryHeap::new(),
@@ -211,7 +214,8 @@ impl Endpoint {
         (!e.assoc.is_closed()).then_some(id)
     }
 
-    fn insert(&mut self, a: Association, peers: &[IpAddr], peer_port: u16) -> AssocId {
+    fn insert(&mut self, mut a: Association, peers: &[IpAddr], peer_port: u16) -> AssocId {
+        a.set_tracing(self.tracing);
         let id = AssocId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1);
         let source = peers.first().copied().unwrap_or(IpAddr::from([0u8; 4]));
@@ -384,6 +388,7 @@ impl Endpoint {
                 remembered = h.verification_tag == a.local_tag();
             } else {
                 self.last_peer = Some((key, id));
+                let _span = tracing::trace_span!("assoc", id = id.0).entered();
                 a.handle_verified(now, local, remote, &packet, false);
                 if a.take_paths_added() {
                     self.register_paths(now, id, h.src_port);
@@ -769,6 +774,7 @@ impl Endpoint {
         for id in due {
             if let Some(e) = self.assocs.get_mut(&id) {
                 if e.assoc.poll_timeout().is_some_and(|t| t <= now) {
+                    let _span = tracing::trace_span!("assoc", id = id.0).entered();
                     e.assoc.handle_timeout(now);
                 }
                 self.touch(id);
@@ -820,6 +826,7 @@ impl Endpoint {
             let Some(e) = self.assocs.get_mut(&id) else {
                 continue;
             };
+            let _span = tracing::trace_span!("assoc", id = id.0).entered();
             if let Some(t) = e.assoc.poll_transmit(now, buf) {
                 self.tx_ready.push_back(id);
                 return Some(t);
@@ -832,6 +839,28 @@ impl Endpoint {
             }
         }
         None
+    }
+
+    /// Turns decision tracing on or off for every association, present and future
+    /// (`crate::trace`); drain with [`Endpoint::drain_traces`].
+    pub fn set_tracing(&mut self, on: bool) {
+        self.tracing = on;
+        for e in self.assocs.values_mut() {
+            e.assoc.set_tracing(on);
+        }
+    }
+
+    /// Hands every recorded trace event to `f`, association by association in id order,
+    /// each association's in the order they happened.
+    pub fn drain_traces(&mut self, mut f: impl FnMut(AssocId, Instant, &crate::TraceEvent)) {
+        if !self.tracing {
+            return;
+        }
+        for (&id, e) in &mut self.assocs {
+            while let Some((at, ev)) = e.assoc.poll_trace() {
+                f(id, at, &ev);
+            }
+        }
     }
 
     /// The next event of any association.

@@ -21,6 +21,7 @@ mod sched;
 mod serial;
 pub mod time;
 mod timer;
+pub mod trace;
 
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
 pub use config::{
@@ -33,3 +34,4 @@ pub use path::{PathId, PathInfo, PathState, PathStats};
 pub use recv::reassembly::ReceivedMessage;
 pub use time::Instant;
 pub use timer::Timer;
+pub use trace::{TraceEvent, WindowCause};

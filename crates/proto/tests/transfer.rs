@@ -86,3 +86,57 @@ fn messages_from_one_byte_to_256_kib_are_fragmented_and_reassembled() {
     };
     transfer(&mut p, c, s, &plan, Duration::from_secs(5000));
 }
+
+/// The decision trace (`braid_proto::trace`) agrees with the counters: one `fast_retransmit`
+/// per fast retransmission, one `t3_expired` per timeout, one `sack_sent` per SACK, and the
+/// window moves for the reasons the RFC gives.
+#[test]
+fn the_decision_trace_matches_the_counters() {
+    use braid_proto::{TraceEvent, WindowCause};
+    let mut p = hostile_pair(11);
+    p.client.set_tracing(true);
+    p.server.set_tracing(true);
+    let (c, s) = p.connect();
+    let plan = Plan {
+        streams: 4,
+        total_bytes: 5 * MB,
+        size: Box::new(|n| 700 + (n as usize * 131) % 2000),
+        unordered: false,
+    };
+    let o = transfer(&mut p, c, s, &plan, Duration::from_secs(20_000));
+    assert_eq!(o.bytes as usize, 5 * MB);
+    let (mut fr, mut t3, mut starts, mut acks, mut losses, mut timeouts) = (0, 0, 0, 0, 0, 0);
+    let mut last_us = 0;
+    p.client.drain_traces(|id, at, ev| {
+        assert_eq!(id, c);
+        let us = at.since_epoch().as_micros();
+        assert!(us >= last_us, "trace out of order");
+        last_us = us;
+        match ev {
+            TraceEvent::FastRetransmit { .. } => fr += 1,
+            TraceEvent::T3Expired { .. } => t3 += 1,
+            TraceEvent::StreamScheduled { .. } => starts += 1,
+            TraceEvent::Window { cause, .. } => match cause {
+                WindowCause::Ack => acks += 1,
+                WindowCause::FastRetransmit => losses += 1,
+                WindowCause::Timeout => timeouts += 1,
+                WindowCause::Idle => {}
+            },
+            _ => {}
+        }
+    });
+    let a = p.client.association(c).unwrap();
+    let stats = a.paths()[0].stats;
+    assert_eq!(a.trace_dropped(), 0);
+    assert_eq!(fr, stats.fast_retransmissions);
+    assert_eq!(t3, stats.timeouts);
+    assert_eq!(starts, a.stats().messages_sent);
+    assert!(
+        acks > 100 && losses > 0 && timeouts > 0,
+        "{acks} {losses} {timeouts}"
+    );
+    let mut sacks = 0u64;
+    p.server
+        .drain_traces(|_, _, ev| sacks += u64::from(matches!(ev, TraceEvent::SackSent { .. })));
+    assert_eq!(sacks, p.server.association(s).unwrap().stats().sacks_sent);
+}

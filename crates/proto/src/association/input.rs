@@ -350,11 +350,7 @@ impl Association {
         // RFC 9260 §5.4: a HEARTBEAT-ACK with our nonce confirms the address.
         p.confirmed = true;
         if p.state != PathState::Active {
-            p.state = PathState::Active;
-            self.events.push_back(Event::PathState {
-                path,
-                state: PathState::Active,
-            });
+            self.set_path_state(now, path, PathState::Active);
             self.retarget_stranded();
         }
         // The timer was the answer's deadline: back to the normal rhythm.

@@ -172,6 +172,8 @@ pub struct Association {
     hb_slot: Instant,
     /// Path the last SHUTDOWN or SHUTDOWN-ACK went to (T2 retransmissions move on, §9.2).
     shutdown_path: PathId,
+    /// Recorded decisions, when tracing is on.
+    trace: crate::trace::Trace,
 }
 
 /// Whether a peer address may become a path: never multicast, broadcast, unspecified, or
@@ -248,6 +250,7 @@ impl Association {
             sack_paths: 0,
             hb_slot: now,
             shutdown_path: PathId(0),
+            trace: crate::trace::Trace::default(),
         }
     }
 
@@ -479,6 +482,59 @@ impl Association {
             self.queue_abort(causes);
         }
         self.close(now, CloseReason::LocalAbort);
+    }
+
+    /// Records the association's decisions from now on (or stops), for [`poll_trace`].
+    ///
+    /// [`poll_trace`]: Association::poll_trace
+    pub fn set_tracing(&mut self, on: bool) {
+        self.trace.set_enabled(on);
+    }
+
+    /// The oldest recorded decision, with when it happened (`crate::trace`).
+    pub fn poll_trace(&mut self) -> Option<(Instant, crate::TraceEvent)> {
+        self.trace.pop()
+    }
+
+    /// Trace events dropped because they were not drained in time.
+    pub fn trace_dropped(&self) -> u64 {
+        self.trace.dropped
+    }
+
+    /// Moves `path` to `to`: the application hears of it ([`Event::PathState`]) and the
+    /// trace records where it came from.
+    fn set_path_state(&mut self, now: Instant, path: PathId, to: crate::path::PathState) {
+        let p = &mut self.paths[path.0 as usize];
+        let from = p.state;
+        p.state = to;
+        self.events.push_back(Event::PathState { path, state: to });
+        self.trace
+            .record(now, crate::TraceEvent::PathState { path, from, to });
+    }
+
+    /// Records a change of `path`'s window since `before` (cwnd, ssthresh), if tracing.
+    fn trace_window(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        before: (usize, usize),
+        cause: crate::WindowCause,
+    ) {
+        use crate::cc::Controller;
+        if !self.trace.enabled() {
+            return;
+        }
+        let cc = &self.paths[path.0 as usize].cc;
+        let (cwnd, ssthresh) = (cc.window(), cc.ssthresh());
+        if (cwnd, ssthresh) != before {
+            let ev = crate::TraceEvent::Window {
+                path,
+                cwnd,
+                ssthresh,
+                cause,
+            };
+            self.trace.record(now, ev);
+        }
     }
 
     /// The next event.

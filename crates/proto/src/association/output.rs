@@ -65,6 +65,13 @@ impl Association {
                 // DAC: the low two flag bits of (NR-)SACK say how many packets it acks.
                 buf[before + 1] |= self.sack.dac_flags;
                 room -= buf.len() - before;
+                if self.trace.enabled() {
+                    // The cumulative TSN ack follows the chunk header (RFC 9260 §3.3.4).
+                    let cum = &buf[before + 4..before + 8];
+                    let cum_tsn = u32::from_be_bytes([cum[0], cum[1], cum[2], cum[3]]);
+                    let ev = crate::TraceEvent::SackSent { path, cum_tsn };
+                    self.trace.record(now, ev);
+                }
             }
         }
         self.write_control(path, buf, start, &mut room, false);
@@ -147,10 +154,12 @@ impl Association {
             return;
         }
         let periods = (idle.as_nanos() / rto.as_nanos()).min(32);
+        let before = (p.cc.window(), p.cc.ssthresh());
         for _ in 0..periods {
             p.cc.on_idle();
         }
         p.last_data_sent = now;
+        self.trace_window(now, path, before, crate::WindowCause::Idle);
     }
 
     /// Runs every timer that expired by `now`. Afterwards `poll_timeout()` is `None` or

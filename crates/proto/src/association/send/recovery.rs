@@ -5,12 +5,19 @@
 use super::sent::{ChunkState, Mark, check_tally};
 use crate::association::{Association, State};
 use crate::cc::{Controller, Ctx};
-use crate::event::{CloseReason, Event};
+use crate::event::CloseReason;
 use crate::path::{PathId, PathState, Recovery};
 use crate::time::Instant;
 use crate::timer::Timer;
+use crate::{TraceEvent, WindowCause};
 
 impl Association {
+    /// A path's (cwnd, ssthresh), to trace what a controller changed.
+    pub(crate) fn window_of(&self, path: PathId) -> (usize, usize) {
+        let cc = &self.paths[path.0 as usize].cc;
+        (cc.window(), cc.ssthresh())
+    }
+
     /// Fills `cc_scratch` with what the coupled controllers see of every path (RFC 6356,
     /// CMT/RP: only usable paths share the totals), if any controller is coupled.
     pub(crate) fn refresh_cc_views(&mut self) {
@@ -30,7 +37,7 @@ impl Association {
     /// (under CMT the window is the path's own data) with one cwnd reduction, then each goes
     /// to the path the rtx policy picks, which may send one packet of them regardless of
     /// cwnd.
-    pub(crate) fn fast_retransmit(&mut self, lost: &[(usize, PathId)], cmt: bool) {
+    pub(crate) fn fast_retransmit(&mut self, now: Instant, lost: &[(usize, PathId)], cmt: bool) {
         for &(i, from) in lost {
             let pid = from.0 as usize;
             let tx = &mut self.tx;
@@ -44,6 +51,7 @@ impl Association {
             self.refresh_cc_views();
             self.paths[pid].stats.fast_retransmissions += 1;
             if self.paths[pid].recovery == Recovery::Open {
+                let before = self.window_of(from);
                 self.paths[pid].cc.on_loss(&Ctx {
                     paths: &self.cc_scratch,
                     me: pid,
@@ -60,6 +68,7 @@ impl Association {
                     last
                 };
                 self.paths[pid].recovery = Recovery::Fast { exit };
+                self.trace_window(now, from, before, WindowCause::FastRetransmit);
             }
         }
         for &(i, from) in lost {
@@ -67,6 +76,13 @@ impl Association {
             let tx = &mut self.tx;
             tx.outstanding[i].retarget(to, &mut self.paths, &mut tx.tally);
             self.paths[to.0 as usize].rtx_cwnd_exempt = true;
+            let tsn = tx.outstanding[i].tsn;
+            let ev = TraceEvent::FastRetransmit {
+                tsn,
+                lost_on: from,
+                resent_on: to,
+            };
+            self.trace.record(now, ev);
         }
     }
 
@@ -74,6 +90,7 @@ impl Association {
     pub(crate) fn on_t3_expiry(&mut self, now: Instant, path: PathId) {
         let pi = path.0 as usize;
         self.refresh_cc_views();
+        let before = self.window_of(path);
         let p = &mut self.paths[pi];
         self.timers.stop(Timer::T3(path));
         p.stats.timeouts += 1;
@@ -84,6 +101,7 @@ impl Association {
         p.rtt.backoff();
         p.recovery = Recovery::Open;
         p.rtt_probe = None;
+        self.trace_window(now, path, before, WindowCause::Timeout);
         let mut marked_chunks = 0usize;
         let tx = &mut self.tx;
         for s in tx.outstanding.iter_mut() {
@@ -117,6 +135,12 @@ impl Association {
             }
         }
         let target = self.rtx_path(path);
+        let ev = TraceEvent::T3Expired {
+            path,
+            marked: marked_chunks,
+            resent_on: target,
+        };
+        self.trace.record(now, ev);
         if target != path {
             // RFC 9260 §6.4.1 / CMT rtx policy: the marked chunks go out on `target`.
             let marked: Vec<u64> = self.paths[pi].rtx_marked.iter().copied().collect();
@@ -157,10 +181,9 @@ impl Association {
         };
         let unconfirmed = !p.confirmed;
         if let Some(state) = next {
-            p.state = state;
             p.fail_epoch = p.fail_epoch.wrapping_add(1);
             let probing = p.heartbeat.outstanding.is_some();
-            self.events.push_back(Event::PathState { path, state });
+            self.set_path_state(now, path, state);
             if state == PathState::PotentiallyFailed && !probing {
                 // RFC 7829 §5.1: probe a PF destination at once, then every RTO.
                 self.schedule_heartbeat(now, path);

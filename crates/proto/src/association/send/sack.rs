@@ -9,13 +9,12 @@
 //! 5. the peer's window, then per path: errors and reactivation, the congestion window
 //!    (`cc`, with CUC under CMT) and the T3-rtx timer.
 
-use std::collections::VecDeque;
-
 use braid_wire::chunk::GapAckBlock;
 
 use super::loss::SackDigest;
 use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, tsn_offsets};
 use super::sent::{ChunkState, Mark, Sent, check_tally};
+use crate::WindowCause;
 use crate::association::Association;
 use crate::cc::{Controller, Ctx};
 use crate::event::Event;
@@ -76,19 +75,18 @@ impl Association {
         } else {
             Vec::new()
         };
-        let mut events = std::mem::take(&mut self.events);
-        self.ack_cumulative(now, cum, &mut ack, &mut events);
+        self.ack_cumulative(now, cum, &mut ack);
         let digest = if !gaps.is_empty() || self.tx.tally.gap_acked > 0 {
             Some(self.ack_gap_blocks(now, gaps, &mut ack, cmt))
         } else {
             None
         };
         if !nr_gaps.is_empty() {
-            self.free_nr_acked(nr_gaps, &mut events);
+            self.free_nr_acked(nr_gaps);
         }
         if let Some(d) = digest {
             let lost = self.miss_indications(&d, ack.cum_advanced, cmt);
-            self.fast_retransmit(&lost, cmt);
+            self.fast_retransmit(now, &lost, cmt);
         }
         let pseudo_after = if cmt {
             self.pseudo_cumacks()
@@ -98,7 +96,7 @@ impl Association {
         let flight = self.tx.flight_total(&self.paths);
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
         let pseudo = (&pseudo_before[..], &pseudo_after[..]);
-        let reactivated = self.update_paths(now, &mut ack, cum, pseudo, &mut events);
+        let reactivated = self.update_paths(now, &mut ack, cum, pseudo);
         if ack.on.iter().any(|&b| b > 0) {
             self.error_count = 0;
         }
@@ -111,22 +109,15 @@ impl Association {
         }
         if self.tx.want_writable && self.tx.buffered_bytes() < self.cfg.send_buffer {
             self.tx.want_writable = false;
-            events.push_back(Event::Writable);
+            self.events.push_back(Event::Writable);
         }
-        self.events = events;
         self.ack_scratch = ack;
         check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
         self.try_progress_shutdown(now);
     }
 
     /// Step 1: chunks up to the cumulative ack leave the queue (§6.2.1 D).
-    fn ack_cumulative(
-        &mut self,
-        now: Instant,
-        cum: u32,
-        ack: &mut Acked,
-        events: &mut VecDeque<Event>,
-    ) {
+    fn ack_cumulative(&mut self, now: Instant, cum: u32, ack: &mut Acked) {
         while self.tx.cum_ack != cum {
             let Some(s) = self.tx.outstanding.pop_front() else {
                 break;
@@ -148,7 +139,7 @@ impl Association {
             s.leave_buffer(&mut self.paths);
             self.tx.outstanding_bytes -= len;
             self.stats.bytes_acked += len as u64;
-            self.tx.release(s.stream, len, events);
+            self.tx.release(s.stream, len, &mut self.events);
         }
         if tsn_lt(self.tx.adv_peer_ack, self.tx.cum_ack) {
             self.tx.adv_peer_ack = self.tx.cum_ack;
@@ -210,7 +201,7 @@ impl Association {
 
     /// Step 2, NR blocks: the receiver will never renege on these chunks, so they leave the
     /// send buffer now instead of at the cumulative ack (Natarajan et al., NR-SACK).
-    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], events: &mut VecDeque<Event>) {
+    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock]) {
         let n = self.tx.outstanding.len();
         let cum = self.tx.cum_ack;
         let blocks = block_offsets(nr_gaps, n);
@@ -230,7 +221,7 @@ impl Association {
             let stream = s.stream;
             // The payload is not needed any more: free it now.
             s.data = s.data.slice(0..0);
-            tx.release(stream, len, events);
+            tx.release(stream, len, &mut self.events);
         }
         offsets_to_tsns(&blocks, cum, &mut self.tx.nr_acked_ranges);
     }
@@ -244,13 +235,12 @@ impl Association {
         ack: &mut Acked,
         cum: u32,
         (pseudo_before, pseudo_after): (&[Option<u32>], &[Option<u32>]),
-        events: &mut VecDeque<Event>,
     ) -> bool {
         let cmt = !pseudo_after.is_empty();
         // The coupled controllers see every path as it was before the updates.
         self.refresh_cc_views();
         let views = std::mem::take(&mut self.cc_scratch);
-        let reactivated = self.credit_paths(ack, events);
+        let reactivated = self.credit_paths(now, ack);
         for i in 0..self.paths.len() {
             // CUC: under CMT a path's own pseudo-cumack decides, not the association's.
             let advanced = if cmt {
@@ -264,7 +254,9 @@ impl Association {
                     me: i,
                 };
                 let lowest = pseudo_after.get(i).copied().flatten();
+                let before = self.window_of(PathId(i as u16));
                 self.grow_window(i, &ctx, ack, advanced, cum, lowest, cmt);
+                self.trace_window(now, PathId(i as u16), before, WindowCause::Ack);
             }
             let pending = cmt && pseudo_after[i].is_some();
             self.restart_t3(now, i, advanced && ack.on[i] > 0, pending);
@@ -277,11 +269,12 @@ impl Association {
     /// there is acked; a failed path is revived only by data sent since it failed (RFC 7829
     /// §5.1), not by late acks of what it carried before. Returns the paths whose acked
     /// bytes count (`ack.credited`) and whether one came back.
-    fn credit_paths(&mut self, ack: &mut Acked, events: &mut VecDeque<Event>) -> bool {
+    fn credit_paths(&mut self, now: Instant, ack: &mut Acked) -> bool {
         ack.credited.clear();
         ack.credited.resize(self.paths.len(), false);
         let mut reactivated = false;
-        for (i, p) in self.paths.iter_mut().enumerate() {
+        for i in 0..self.paths.len() {
+            let p = &mut self.paths[i];
             let revives = p.state == PathState::Active || (i < 64 && ack.fresh & (1 << i) != 0);
             if ack.on[i] == 0 || !revives {
                 continue;
@@ -289,12 +282,8 @@ impl Association {
             ack.credited[i] = true;
             p.error_count = 0;
             if p.state != PathState::Active && p.confirmed {
-                p.state = PathState::Active;
                 reactivated = true;
-                events.push_back(Event::PathState {
-                    path: p.id,
-                    state: PathState::Active,
-                });
+                self.set_path_state(now, PathId(i as u16), PathState::Active);
             }
         }
         reactivated

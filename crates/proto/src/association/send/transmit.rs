@@ -253,6 +253,11 @@ impl Association {
                 Some(Next::Chunk(sent)) => sent,
             };
             sent.epoch = self.paths[pi].fail_epoch;
+            if sent.beginning && self.trace.enabled() {
+                let (stream, tsn) = (sent.stream, sent.tsn);
+                let ev = crate::TraceEvent::StreamScheduled { stream, path, tsn };
+                self.trace.record(now, ev);
+            }
             sent.encode(buf);
             *room -= data_chunk_size(sent.data.len());
             let len = sent.data.len();

@@ -1,0 +1,261 @@
+//! What an association decided and why, as a stream of timestamped events a researcher can
+//! plot (in the spirit of qlog): path state changes, window changes, fast retransmits, T3
+//! expiries, where each SACK went and which stream the scheduler picked for which path.
+//!
+//! Tracing is off by default and costs a branch per decision then. When on, an association
+//! keeps up to [`TRACE_CAPACITY`] events for the driver to drain ([`Association::poll_trace`]
+//! or `Endpoint::drain_traces`); both drivers write them as JSON lines, one file per
+//! association. Every event also goes to the `tracing` crate at TRACE level inside the
+//! association's span.
+//!
+//! [`Association::poll_trace`]: crate::Association::poll_trace
+
+use std::fmt::Write as _;
+
+use crate::path::{PathId, PathState};
+use crate::time::Instant;
+
+/// Events an association holds before the oldest are dropped (and counted).
+pub const TRACE_CAPACITY: usize = 1 << 16;
+
+/// Why a path's window moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowCause {
+    /// Acknowledged data (slow start or congestion avoidance, RFC 9260 §7.2.1–§7.2.2).
+    Ack,
+    /// A fast retransmit started fast recovery (§7.2.4).
+    FastRetransmit,
+    /// T3-rtx expired (§7.2.3).
+    Timeout,
+    /// The path was idle for an RTO or more (§7.2.1).
+    Idle,
+}
+
+impl WindowCause {
+    /// Lower-case name, as in the JSON lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ack => "ack",
+            Self::FastRetransmit => "fast_retransmit",
+            Self::Timeout => "timeout",
+            Self::Idle => "idle",
+        }
+    }
+}
+
+/// One decision of an association.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// A path changed state (RFC 9260 §8.2, RFC 7829).
+    PathState {
+        /// The path.
+        path: PathId,
+        /// Its state before.
+        from: PathState,
+        /// Its state now.
+        to: PathState,
+    },
+    /// A path's congestion window or slow-start threshold changed.
+    Window {
+        /// The path.
+        path: PathId,
+        /// New cwnd, bytes.
+        cwnd: usize,
+        /// New ssthresh, bytes.
+        ssthresh: usize,
+        /// Why.
+        cause: WindowCause,
+    },
+    /// A chunk was marked for fast retransmission (§7.2.4).
+    FastRetransmit {
+        /// Its TSN.
+        tsn: u32,
+        /// The path it was lost on.
+        lost_on: PathId,
+        /// The path the retransmission policy chose for it.
+        resent_on: PathId,
+    },
+    /// T3-rtx expired on a path (§6.3.3).
+    T3Expired {
+        /// The path.
+        path: PathId,
+        /// Chunks it marked for retransmission.
+        marked: usize,
+        /// Where the marked chunks go.
+        resent_on: PathId,
+    },
+    /// A SACK left on a path.
+    SackSent {
+        /// The path.
+        path: PathId,
+        /// Its cumulative TSN ack.
+        cum_tsn: u32,
+    },
+    /// The stream scheduler started a message of `stream` on `path`.
+    StreamScheduled {
+        /// The stream.
+        stream: u16,
+        /// The path.
+        path: PathId,
+        /// The TSN of the message's first chunk.
+        tsn: u32,
+    },
+}
+
+impl TraceEvent {
+    /// The event's name in the JSON lines.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::PathState { .. } => "path_state",
+            Self::Window { .. } => "window",
+            Self::FastRetransmit { .. } => "fast_retransmit",
+            Self::T3Expired { .. } => "t3_expired",
+            Self::SackSent { .. } => "sack_sent",
+            Self::StreamScheduled { .. } => "stream_scheduled",
+        }
+    }
+
+    /// One JSON object on one line (no trailing newline): `time_us` since the driver's
+    /// epoch, the event `name` and its fields.
+    pub fn to_json_line(&self, at: Instant) -> String {
+        let mut s = String::with_capacity(96);
+        let _ = write!(
+            s,
+            "{{\"time_us\":{},\"name\":\"{}\"",
+            at.since_epoch().as_micros(),
+            self.name()
+        );
+        let _ = match self {
+            Self::PathState { path, from, to } => {
+                write!(
+                    s,
+                    ",\"path\":{},\"from\":\"{from}\",\"to\":\"{to}\"",
+                    path.0
+                )
+            }
+            Self::Window {
+                path,
+                cwnd,
+                ssthresh,
+                cause,
+            } => write!(
+                s,
+                ",\"path\":{},\"cwnd\":{cwnd},\"ssthresh\":{ssthresh},\"cause\":\"{}\"",
+                path.0,
+                cause.as_str()
+            ),
+            Self::FastRetransmit {
+                tsn,
+                lost_on,
+                resent_on,
+            } => write!(
+                s,
+                ",\"tsn\":{tsn},\"lost_on\":{},\"resent_on\":{}",
+                lost_on.0, resent_on.0
+            ),
+            Self::T3Expired {
+                path,
+                marked,
+                resent_on,
+            } => write!(
+                s,
+                ",\"path\":{},\"marked\":{marked},\"resent_on\":{}",
+                path.0, resent_on.0
+            ),
+            Self::SackSent { path, cum_tsn } => {
+                write!(s, ",\"path\":{},\"cum_tsn\":{cum_tsn}", path.0)
+            }
+            Self::StreamScheduled { stream, path, tsn } => {
+                write!(s, ",\"stream\":{stream},\"path\":{},\"tsn\":{tsn}", path.0)
+            }
+        };
+        s.push('}');
+        s
+    }
+}
+
+/// An association's trace buffer.
+#[derive(Debug, Default)]
+pub(crate) struct Trace {
+    /// `None`: tracing is off.
+    events: Option<std::collections::VecDeque<(Instant, TraceEvent)>>,
+    /// Events dropped because the driver did not drain them in time.
+    pub(crate) dropped: u64,
+}
+
+impl Trace {
+    /// Whether events are recorded.
+    pub(crate) fn enabled(&self) -> bool {
+        self.events.is_some()
+    }
+
+    /// Turns recording on or off (off drops what was held).
+    pub(crate) fn set_enabled(&mut self, on: bool) {
+        if on != self.enabled() {
+            self.events = on.then(std::collections::VecDeque::new);
+        }
+    }
+
+    /// Records `ev` at `at` if tracing is on.
+    pub(crate) fn record(&mut self, at: Instant, ev: TraceEvent) {
+        let Some(q) = &mut self.events else { return };
+        tracing::trace!(event = ev.name(), detail = ?ev);
+        if q.len() == TRACE_CAPACITY {
+            q.pop_front();
+            self.dropped += 1;
+        }
+        q.push_back((at, ev));
+    }
+
+    /// The oldest recorded event.
+    pub(crate) fn pop(&mut self) -> Option<(Instant, TraceEvent)> {
+        self.events.as_mut()?.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn json_lines_name_the_event_and_its_fields() {
+        let at = Instant::ZERO + Duration::from_micros(1500);
+        let ev = TraceEvent::Window {
+            path: PathId(1),
+            cwnd: 4380,
+            ssthresh: 65535,
+            cause: WindowCause::FastRetransmit,
+        };
+        assert_eq!(
+            ev.to_json_line(at),
+            r#"{"time_us":1500,"name":"window","path":1,"cwnd":4380,"ssthresh":65535,"cause":"fast_retransmit"}"#
+        );
+        let ev = TraceEvent::PathState {
+            path: PathId(0),
+            from: PathState::Active,
+            to: PathState::PotentiallyFailed,
+        };
+        assert_eq!(
+            ev.to_json_line(at),
+            r#"{"time_us":1500,"name":"path_state","path":0,"from":"active","to":"pf"}"#
+        );
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_and_counts() {
+        let mut t = Trace::default();
+        let ev = |tsn| TraceEvent::SackSent {
+            path: PathId(0),
+            cum_tsn: tsn,
+        };
+        t.record(Instant::ZERO, ev(0));
+        assert!(t.pop().is_none(), "off by default");
+        t.set_enabled(true);
+        for i in 0..=TRACE_CAPACITY as u32 {
+            t.record(Instant::ZERO, ev(i));
+        }
+        assert_eq!(t.dropped, 1);
+        assert_eq!(t.pop().map(|(_, e)| e), Some(ev(1)));
+    }
+}
