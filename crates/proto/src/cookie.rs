@@ -219,6 +219,62 @@ impl StateCookie {
     }
 }
 
+/// The endpoint's cookie secrets and lifetime, shared with its associations (which answer
+/// INITs and COOKIE-ECHOs themselves in the collision and restart cases).
+#[derive(Debug)]
+pub(crate) struct CookieKey {
+    secrets: std::sync::Mutex<Secrets>,
+    pub(crate) life: Duration,
+}
+
+/// The current secret, and the one it replaced while cookies signed with it may live.
+#[derive(Debug, Clone, Copy)]
+struct Secrets {
+    current: [u8; 32],
+    previous: Option<([u8; 32], Instant)>,
+}
+
+impl CookieKey {
+    pub(crate) fn new(secret: [u8; 32], life: Duration) -> Self {
+        Self {
+            secrets: std::sync::Mutex::new(Secrets {
+                current: secret,
+                previous: None,
+            }),
+            life,
+        }
+    }
+
+    fn secrets(&self) -> Secrets {
+        *self.secrets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Replaces the secret; the old one still opens cookies until `old_until` (RFC 9260
+    /// §5.1.3: the secret should change regularly; cookies in flight stay valid).
+    pub(crate) fn rotate(&self, secret: [u8; 32], old_until: Instant) {
+        let mut s = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        s.previous = Some((s.current, old_until));
+        s.current = secret;
+    }
+
+    /// Signs a cookie with the current secret.
+    pub(crate) fn seal(&self, c: &StateCookie) -> Bytes {
+        c.seal(&self.secrets().current)
+    }
+
+    /// Opens a cookie signed with the current secret, or the previous one while it lives.
+    pub(crate) fn open(&self, bytes: &[u8], now: Instant) -> Result<StateCookie, CookieError> {
+        let s = self.secrets();
+        match StateCookie::open(&s.current, bytes, now) {
+            Err(CookieError::Invalid) => match s.previous {
+                Some((old, until)) if now < until => StateCookie::open(&old, bytes, now),
+                _ => Err(CookieError::Invalid),
+            },
+            r => r,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

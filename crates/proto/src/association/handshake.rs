@@ -3,269 +3,22 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
 
-use braid_wire::chunk::{ChunkType, CookieAck, CookieEcho, ErrorChunk, Init, InitAck, InitChunk};
+use braid_wire::chunk::{CookieAck, CookieEcho, ErrorChunk, Init, InitAck, InitChunk};
 use braid_wire::{Chunk, ErrorCause, Param};
-use bytes::Bytes;
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 
+use super::init_params::{InitAckTags, build_init_ack, our_params, random_tag, read_params};
 use super::{Association, State};
 use crate::config::AssociationConfig;
-use crate::cookie::{CookieError, Features, MAX_ADDRESSES, StateCookie};
+use crate::cookie::{CookieError, CookieKey, StateCookie};
 use crate::event::{CloseReason, Event};
 use crate::path::{PathId, PathState};
 use crate::recv::reassembly::Reassembly;
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
 use crate::timer::Timer;
-
-/// The endpoint's cookie secrets and lifetime, shared with its associations (which answer
-/// INITs and COOKIE-ECHOs themselves in the collision and restart cases).
-#[derive(Debug)]
-pub(crate) struct CookieKey {
-    secrets: std::sync::Mutex<Secrets>,
-    pub(crate) life: Duration,
-}
-
-/// The current secret, and the one it replaced while cookies signed with it may live.
-#[derive(Debug, Clone, Copy)]
-struct Secrets {
-    current: [u8; 32],
-    previous: Option<([u8; 32], Instant)>,
-}
-
-impl CookieKey {
-    pub(crate) fn new(secret: [u8; 32], life: Duration) -> Self {
-        Self {
-            secrets: std::sync::Mutex::new(Secrets {
-                current: secret,
-                previous: None,
-            }),
-            life,
-        }
-    }
-
-    fn secrets(&self) -> Secrets {
-        *self.secrets.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Replaces the secret; the old one still opens cookies until `old_until` (RFC 9260
-    /// §5.1.3: the secret should change regularly; cookies in flight stay valid).
-    pub(crate) fn rotate(&self, secret: [u8; 32], old_until: Instant) {
-        let mut s = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-        s.previous = Some((s.current, old_until));
-        s.current = secret;
-    }
-
-    /// Signs a cookie with the current secret.
-    pub(crate) fn seal(&self, c: &StateCookie) -> Bytes {
-        c.seal(&self.secrets().current)
-    }
-
-    /// Opens a cookie signed with the current secret, or the previous one while it lives.
-    pub(crate) fn open(&self, bytes: &[u8], now: Instant) -> Result<StateCookie, CookieError> {
-        let s = self.secrets();
-        match StateCookie::open(&s.current, bytes, now) {
-            Err(CookieError::Invalid) => match s.previous {
-                Some((old, until)) if now < until => StateCookie::open(&old, bytes, now),
-                _ => Err(CookieError::Invalid),
-            },
-            r => r,
-        }
-    }
-}
-
-/// What the peer's INIT or INIT-ACK said beyond its fixed fields.
-#[derive(Debug, Default)]
-pub(crate) struct PeerParams {
-    pub(crate) addresses: Vec<IpAddr>,
-    pub(crate) features: Features,
-    pub(crate) cookie: Option<Bytes>,
-    pub(crate) cookie_preservative: Option<Duration>,
-    /// Unrecognized parameters to report (whole TLVs, RFC 9260 §3.2.1 / §3.3.3.1).
-    pub(crate) unrecognized: Vec<Bytes>,
-    /// A fatal problem to answer with ABORT.
-    pub(crate) error: Option<ErrorCause>,
-}
-
-/// Reads the parameters of an INIT or INIT-ACK, applying the high bits of unknown types.
-pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerParams {
-    let mut out = PeerParams::default();
-    let mut forward_tsn_listed = false;
-    let mut nr_sack_listed = false;
-    for p in params {
-        match p {
-            Param::Ipv4Address(_) | Param::Ipv6Address(_) => {
-                if let Some(a) = p.address()
-                    && out.addresses.len() < MAX_ADDRESSES
-                    && !out.addresses.contains(&a)
-                {
-                    out.addresses.push(a);
-                }
-            }
-            Param::StateCookie(c) => out.cookie = Some(c.clone()),
-            Param::CookiePreservative(ms) => {
-                out.cookie_preservative = Some(Duration::from_millis(u64::from(*ms)))
-            }
-            Param::HostNameAddress(_) => {
-                // RFC 9260 §5.1.2: host names are not supported: ABORT.
-                let mut tlv = Vec::new();
-                p.encode(&mut tlv);
-                out.error = Some(ErrorCause::UnresolvableAddress(tlv.into()));
-                return out;
-            }
-            Param::ForwardTsnSupported => forward_tsn_listed = true,
-            Param::SupportedExtensions(list) => {
-                forward_tsn_listed |= list.contains(&ChunkType::FORWARD_TSN.0);
-                nr_sack_listed |= list.contains(&ChunkType::NR_SACK.0);
-            }
-            Param::Unknown { param_type, .. } => {
-                let action = param_type.unrecognized_action();
-                if action.reports() {
-                    let mut tlv = Vec::new();
-                    p.encode(&mut tlv);
-                    out.unrecognized.push(tlv.into());
-                }
-                if !action.skips() {
-                    break;
-                }
-            }
-            // Known but meaningless here (Supported Address Types, ECN, adaptation, ...).
-            _ => {}
-        }
-    }
-    out.features.pr_sctp = forward_tsn_listed && ours.pr_sctp;
-    out.features.nr_sack = nr_sack_listed && ours.nr_sack;
-    out
-}
-
-/// Parameters we put in our INIT and INIT-ACK: our addresses when there are several
-/// (RFC 9260 §5.1.2), Forward-TSN (RFC 3758) and the extensions we support (RFC 5061 §4.2.7).
-fn our_params(cfg: &AssociationConfig, locals: &[SocketAddr]) -> Vec<Param> {
-    let mut v = Vec::new();
-    if locals.len() > 1 {
-        let mut seen: Vec<IpAddr> = Vec::new();
-        for a in locals {
-            if !seen.contains(&a.ip()) && !a.ip().is_unspecified() {
-                seen.push(a.ip());
-                v.push(Param::from_address(a.ip()));
-            }
-        }
-    }
-    let mut ext = Vec::new();
-    if cfg.pr_sctp {
-        v.push(Param::ForwardTsnSupported);
-        ext.push(ChunkType::FORWARD_TSN.0);
-    }
-    if cfg.nr_sack {
-        ext.push(ChunkType::NR_SACK.0);
-    }
-    if !ext.is_empty() {
-        v.push(Param::SupportedExtensions(ext));
-    }
-    v
-}
-
-/// Tags and TSN the INIT-ACK announces, and the tie-tags its cookie carries.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct InitAckTags {
-    pub(crate) local_tag: u32,
-    pub(crate) local_initial_tsn: u32,
-    pub(crate) local_tie_tag: u32,
-    pub(crate) peer_tie_tag: u32,
-}
-
-/// Builds the INIT-ACK answering `init` from `src` (RFC 9260 §5.1 B), or the cause to
-/// ABORT with if the INIT is unacceptable.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn build_init_ack(
-    key: &CookieKey,
-    cfg: &AssociationConfig,
-    now: Instant,
-    init: &Init,
-    src: IpAddr,
-    locals: &[SocketAddr],
-    local_port: u16,
-    peer_port: u16,
-    tags: InitAckTags,
-) -> Result<InitAck, ErrorCause> {
-    if init.outbound_streams == 0 || init.inbound_streams == 0 {
-        return Err(ErrorCause::InvalidMandatoryParameter);
-    }
-    let peer = read_params(&init.params, cfg);
-    if let Some(e) = peer.error {
-        return Err(e);
-    }
-    let mut addresses = vec![src];
-    addresses.extend(peer.addresses.iter().filter(|a| **a != src));
-    addresses.truncate(MAX_ADDRESSES);
-    // Honour a Cookie Preservative up to one extra lifetime (RFC 9260 §5.1.3 allows ignoring it).
-    let lifetime = key.life + peer.cookie_preservative.unwrap_or_default().min(key.life);
-    let cookie = StateCookie {
-        created: now,
-        lifetime,
-        local_tag: tags.local_tag,
-        peer_tag: init.initiate_tag,
-        local_initial_tsn: tags.local_initial_tsn,
-        peer_initial_tsn: init.initial_tsn,
-        peer_a_rwnd: init.a_rwnd,
-        outbound_streams: cfg.outbound_streams.min(init.inbound_streams),
-        inbound_streams: cfg.max_inbound_streams.min(init.outbound_streams),
-        local_port,
-        peer_port,
-        local_tie_tag: tags.local_tie_tag,
-        peer_tie_tag: tags.peer_tie_tag,
-        features: peer.features,
-        peer_addresses: addresses,
-    };
-    let mut params = vec![Param::StateCookie(key.seal(&cookie))];
-    params.extend(our_params(cfg, locals));
-    // Reports of unrecognized parameters stop where the INIT-ACK would outgrow the path MTU:
-    // an attacker's INIT must not make us send more than one full packet (DESIGN.md).
-    let budget = cfg
-        .path_mtu
-        .saturating_sub(crate::path::header_overhead(
-            &SocketAddr::new(src, 0),
-            cfg.udp_encapsulation,
-        ))
-        .saturating_sub(braid_wire::COMMON_HEADER_LEN + 20);
-    let mut used: usize = params.iter().map(param_wire_len).sum();
-    for tlv in peer.unrecognized {
-        let p = Param::UnrecognizedParameter(tlv);
-        used += param_wire_len(&p);
-        if used > budget {
-            break;
-        }
-        params.push(p);
-    }
-    Ok(InitChunk {
-        initiate_tag: tags.local_tag,
-        a_rwnd: u32::try_from(cfg.recv_buffer).unwrap_or(u32::MAX),
-        outbound_streams: cfg.outbound_streams,
-        inbound_streams: cfg.max_inbound_streams,
-        initial_tsn: tags.local_initial_tsn,
-        params,
-    })
-}
-
-/// Bytes a parameter takes in a chunk, padding included.
-fn param_wire_len(p: &Param) -> usize {
-    let mut v = Vec::new();
-    p.encode(&mut v);
-    (v.len() + 3) & !3
-}
-
-/// A random non-zero verification tag (RFC 9260 §5.3.1).
-pub(crate) fn random_tag(rng: &mut impl RngCore) -> u32 {
-    loop {
-        let t = rng.next_u32();
-        if t != 0 {
-            return t;
-        }
-    }
-}
 
 impl Association {
     /// Starts an association as the initiator: queues the INIT (RFC 9260 §5.1 A).
@@ -506,26 +259,7 @@ impl Association {
         if init.initiate_tag == 0 {
             return; // §3.3.2: silently discard.
         }
-        if self.cfg.udp_encapsulation
-            && let Some(p) = self.path_for(remote)
-            && self.paths[p.0 as usize].remote.port() != remote.port()
-        {
-            // 003_*.txt App. F §4 rule 7: an INIT cannot be verified, so one from a new UDP
-            // port must not take the association over; refuse it to where it came from.
-            let current_port = self.paths[p.0 as usize].remote.port();
-            let abort = braid_wire::chunk::Abort {
-                t_bit: false,
-                causes: vec![ErrorCause::RestartWithNewEncapsulationPort {
-                    current_port,
-                    new_port: remote.port(),
-                }],
-            };
-            self.queue_standalone_to(remote, init.initiate_tag, abort);
-            // Is the old port still there? A HEARTBEAT now lets a dead one show (ICMP port
-            // unreachable, or errors) as fast as the RFCs allow, instead of ~213 s later.
-            if self.paths[p.0 as usize].heartbeat.outstanding.is_none() {
-                self.send_heartbeat(now, p);
-            }
+        if self.refused_new_encapsulation_port(now, &init, remote) {
             return;
         }
         let tags = match self.state {
@@ -548,32 +282,10 @@ impl Association {
                 return;
             }
             State::Closed => return,
-            _ => {
-                // §5.2.2: a possible restart. New addresses are refused (cause 11).
-                let peer = read_params(&init.params, &self.cfg);
-                let known: Vec<IpAddr> = self.paths.iter().map(|p| p.remote.ip()).collect();
-                if let Some(a) = peer.addresses.iter().find(|a| !known.contains(a)) {
-                    let mut tlv = Vec::new();
-                    Param::from_address(*a).encode(&mut tlv);
-                    let abort = braid_wire::chunk::Abort {
-                        t_bit: false,
-                        causes: vec![ErrorCause::RestartWithNewAddresses(tlv.into())],
-                    };
-                    self.queue_standalone(init.initiate_tag, abort);
-                    return;
-                }
-                let local_tag = self.random_tag();
-                let local_initial_tsn = {
-                    use rand_core::RngCore;
-                    self.rng.next_u32()
-                };
-                InitAckTags {
-                    local_tag,
-                    local_initial_tsn,
-                    local_tie_tag: self.local_tag,
-                    peer_tie_tag: self.peer_tag,
-                }
-            }
+            _ => match self.restart_tags(&init) {
+                Some(tags) => tags,
+                None => return,
+            },
         };
         let (lp, pp) = (self.local_port, self.peer_port);
         let locals = self.local_addrs.clone();
@@ -597,6 +309,69 @@ impl Association {
                 self.queue_standalone(init.initiate_tag, abort);
             }
         }
+    }
+
+    /// 003_*.txt App. F §4 rule 7: an INIT cannot be verified, so one from a new UDP port
+    /// must not take the association over; it is refused to where it came from. Returns
+    /// whether it was.
+    fn refused_new_encapsulation_port(
+        &mut self,
+        now: Instant,
+        init: &Init,
+        remote: SocketAddr,
+    ) -> bool {
+        if !self.cfg.udp_encapsulation {
+            return false;
+        }
+        let Some(p) = self.path_for(remote) else {
+            return false;
+        };
+        let current_port = self.paths[p.0 as usize].remote.port();
+        if current_port == remote.port() {
+            return false;
+        }
+        let abort = braid_wire::chunk::Abort {
+            t_bit: false,
+            causes: vec![ErrorCause::RestartWithNewEncapsulationPort {
+                current_port,
+                new_port: remote.port(),
+            }],
+        };
+        self.queue_standalone_to(remote, init.initiate_tag, abort);
+        // Is the old port still there? A HEARTBEAT now lets a dead one show (ICMP port
+        // unreachable, or errors) as fast as the RFCs allow, instead of ~213 s later.
+        if self.paths[p.0 as usize].heartbeat.outstanding.is_none() {
+            self.send_heartbeat(now, p);
+        }
+        true
+    }
+
+    /// §5.2.2: an INIT in an established association is a possible restart, answered with
+    /// new tags and tie-tags; one that adds addresses is refused (cause 11) and gets `None`.
+    fn restart_tags(&mut self, init: &Init) -> Option<InitAckTags> {
+        let peer = read_params(&init.params, &self.cfg);
+        let known: Vec<IpAddr> = self.paths.iter().map(|p| p.remote.ip()).collect();
+        if let Some(a) = peer.addresses.iter().find(|a| !known.contains(a)) {
+            let mut tlv = Vec::new();
+            Param::from_address(*a).encode(&mut tlv);
+            let abort = braid_wire::chunk::Abort {
+                t_bit: false,
+                causes: vec![ErrorCause::RestartWithNewAddresses(tlv.into())],
+            };
+            self.queue_standalone(init.initiate_tag, abort);
+            return None;
+        }
+        let local_tag = self.random_tag();
+        let local_initial_tsn = {
+            use rand_core::RngCore;
+            self.rng.next_u32()
+        };
+        Some(InitAckTags {
+            local_tag,
+            local_initial_tsn,
+            local_tie_tag: self.local_tag,
+            peer_tie_tag: self.peer_tag,
+        })
     }
 
     /// A COOKIE-ECHO for this association: the table of RFC 9260 §5.2.4.
@@ -685,34 +460,5 @@ impl Association {
             self.queue_abort(vec![cause.clone()]);
         }
         self.close(now, CloseReason::ProtocolViolation(cause));
-    }
-
-    /// Arms the heartbeat timer of a path: HB.interval + RTO with jitter (RFC 9260 §8.3).
-    pub(super) fn schedule_heartbeat(&mut self, now: Instant, path: PathId) {
-        let p = &self.paths[path.0 as usize];
-        let rto = p.rtt.rto();
-        // Unconfirmed addresses (RFC 9260 §5.4) and PF paths (RFC 7829 §5.1) are probed
-        // once per RTO, whether idle heartbeats are enabled or not.
-        if p.state == PathState::PotentiallyFailed {
-            // RFC 7829 §5.1: a PF destination is probed at once, and again one RTO after
-            // each unanswered probe (the probe's deadline is its timer).
-            self.timers.set(Timer::Heartbeat(path), Some(now));
-            return;
-        }
-        if !p.confirmed && p.state != PathState::Inactive {
-            // RFC 9260 §5.4: unconfirmed addresses are probed, but no more than
-            // HB.Max.Burst heartbeats per RTO to all of them together.
-            let spacing = self.primary_path().rtt.rto() / self.cfg.hb_max_burst.max(1);
-            let at = self.hb_slot.max(now);
-            self.hb_slot = at + spacing;
-            self.timers.set(Timer::Heartbeat(path), Some(at));
-            return;
-        }
-        if !self.cfg.heartbeats {
-            self.timers.set(Timer::Heartbeat(path), None);
-            return;
-        }
-        let delay = self.cfg.hb_interval + self.rto_jitter(rto);
-        self.timers.set(Timer::Heartbeat(path), Some(now + delay));
     }
 }

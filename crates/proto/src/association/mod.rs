@@ -7,11 +7,16 @@
 //! call `poll_transmit` until it returns `None`, drain `poll_event`, then arm a timer for
 //! `poll_timeout`. Time is always an argument.
 
+mod app;
 mod handshake;
+mod heartbeat;
+mod init_params;
 mod input;
 mod output;
+mod paths;
 mod rx;
 pub(crate) mod send;
+mod shutdown;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -24,14 +29,15 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::config::AssociationConfig;
 use crate::cookie::Features;
-use crate::event::{CloseReason, Event, SendError};
+use crate::event::{CloseReason, Event};
 use crate::path::{Path, PathId, PathInfo};
 use crate::recv::reassembly::{Reassembly, ReceivedMessage};
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
 use crate::timer::Timer;
 
-pub(crate) use handshake::{CookieKey, InitAckTags, build_init_ack, random_tag};
+pub(crate) use crate::cookie::CookieKey;
+pub(crate) use init_params::{InitAckTags, build_init_ack, random_tag};
 pub use send::SendOptions;
 use send::SendQueue;
 
@@ -176,21 +182,6 @@ pub struct Association {
     trace: crate::trace::Trace,
 }
 
-/// Whether a peer address may become a path: never multicast, broadcast, unspecified, or
-/// one of our own addresses (DESIGN.md "Hostile input"; RFC 9260 §5.1.2 lists only unicast
-/// transport addresses).
-pub(crate) fn usable_peer_address(
-    ip: std::net::IpAddr,
-    locals: &[SocketAddr],
-    local: SocketAddr,
-) -> bool {
-    let special = match ip {
-        std::net::IpAddr::V4(a) => a.is_multicast() || a.is_broadcast() || a.is_unspecified(),
-        std::net::IpAddr::V6(a) => a.is_multicast() || a.is_unspecified(),
-    };
-    !special && ip != local.ip() && !locals.iter().any(|l| l.ip() == ip)
-}
-
 impl Association {
     #[allow(clippy::too_many_arguments)]
     fn new_inner(
@@ -329,161 +320,6 @@ impl Association {
         (self.tx.stream_count(), self.inbound_streams)
     }
 
-    /// Makes `path` the primary path: without CMT new data goes there while it is usable
-    /// (RFC 9260 §5.1.2, SCTP_PRIMARY_ADDR of RFC 6458). Returns false for an unknown or
-    /// unconfirmed path.
-    pub fn set_primary(&mut self, path: PathId) -> bool {
-        match self.paths.get(path.0 as usize) {
-            Some(p) if p.confirmed => {
-                self.primary = path;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The primary path.
-    pub fn primary(&self) -> PathId {
-        self.primary
-    }
-
-    /// Switches the stream scheduler; queued messages stay queued (RFC 8260 §4.3).
-    pub fn set_stream_scheduler(&mut self, kind: crate::SchedulerKind) {
-        self.tx.sched.set_kind(kind);
-    }
-
-    /// The stream scheduler in use.
-    pub fn stream_scheduler(&self) -> crate::SchedulerKind {
-        self.tx.sched.kind()
-    }
-
-    /// Sets the fixed stream-to-path mapping: entry *i* is the path index of stream *i*.
-    pub fn set_stream_paths(&mut self, mapping: Vec<u16>) {
-        self.tx.sched.set_mapping(mapping);
-    }
-
-    /// Priority of `stream` for the priority scheduler (lower goes first; default 0).
-    pub fn set_stream_priority(&mut self, stream: u16, priority: u16) {
-        self.tx.sched.set_priority(stream, priority);
-    }
-
-    /// Weight of `stream` for weighted fair queueing (default 1; 0 counts as 1).
-    pub fn set_stream_weight(&mut self, stream: u16, weight: u16) {
-        self.tx.sched.set_weight(stream, weight);
-    }
-
-    /// Queues a message. Errors leave nothing queued; see [`SendError`].
-    pub fn send(
-        &mut self,
-        now: Instant,
-        stream: u16,
-        data: Bytes,
-        opts: SendOptions,
-    ) -> Result<(), SendError> {
-        match self.state {
-            State::CookieWait | State::CookieEchoed | State::Established => {}
-            State::Closed => return Err(SendError::Closed),
-            _ => return Err(SendError::ShuttingDown),
-        }
-        self.queue_message(now, stream, data, opts)
-    }
-
-    /// Queues a message a driver accepted from the application before the peer's SHUTDOWN
-    /// was processed (the driver's own queue sits in front of the core). Allowed until the
-    /// SHUTDOWN-ACK leaves, which waits for it (RFC 9260 §9.2: what the user was told is
-    /// accepted is still delivered); otherwise as [`Association::send`].
-    pub fn send_accepted(
-        &mut self,
-        now: Instant,
-        stream: u16,
-        data: Bytes,
-        opts: SendOptions,
-    ) -> Result<(), SendError> {
-        match self.state {
-            State::CookieWait
-            | State::CookieEchoed
-            | State::Established
-            | State::ShutdownPending
-            | State::ShutdownReceived => {}
-            State::Closed => return Err(SendError::Closed),
-            _ => return Err(SendError::ShuttingDown),
-        }
-        self.queue_message(now, stream, data, opts)
-    }
-
-    fn queue_message(
-        &mut self,
-        now: Instant,
-        stream: u16,
-        data: Bytes,
-        opts: SendOptions,
-    ) -> Result<(), SendError> {
-        if data.is_empty() {
-            return Err(SendError::EmptyMessage);
-        }
-        let max = self.cfg.max_message_size.min(self.cfg.send_buffer);
-        if data.len() > max {
-            return Err(SendError::MessageTooLarge {
-                len: data.len(),
-                max,
-            });
-        }
-        let streams = self.tx.stream_count();
-        if stream >= streams {
-            return Err(SendError::InvalidStream { stream, streams });
-        }
-        if self.tx.buffered_bytes() + data.len() > self.cfg.send_buffer {
-            self.tx.want_writable = true;
-            return Err(SendError::WouldBlock);
-        }
-        let expires = opts.lifetime.map(|l| now + l);
-        self.tx.push(stream, data, opts, expires);
-        self.stats.messages_sent += 1;
-        if self.paths.iter().all(|p| p.flight_size == 0) {
-            // An idle sender starts a new burst (RFC 9260 §6.1 Max.Burst applies to bursts).
-            self.reset_burst();
-        }
-        Ok(())
-    }
-
-    /// The next received message, in delivery order.
-    pub fn recv(&mut self) -> Option<ReceivedMessage> {
-        let m = match self.carried.pop_front() {
-            Some(m) => m,
-            None => self.reasm.pop()?,
-        };
-        self.stats.messages_received += 1;
-        self.stats.bytes_received += m.data.len() as u64;
-        self.on_read();
-        Some(m)
-    }
-
-    /// Starts a graceful shutdown (RFC 9260 §9.2): queued data is still delivered.
-    pub fn shutdown(&mut self, now: Instant) {
-        match self.state {
-            State::Established => {
-                self.state = State::ShutdownPending;
-                self.try_progress_shutdown(now);
-            }
-            State::CookieWait | State::CookieEchoed => self.abort(now, None),
-            _ => {}
-        }
-    }
-
-    /// Aborts the association at once, telling the peer why (User-Initiated Abort).
-    pub fn abort(&mut self, now: Instant, reason: Option<Bytes>) {
-        if self.state == State::Closed {
-            return;
-        }
-        let causes = vec![braid_wire::ErrorCause::UserInitiatedAbort(
-            reason.unwrap_or_default(),
-        )];
-        if self.peer_tag != 0 {
-            self.queue_abort(causes);
-        }
-        self.close(now, CloseReason::LocalAbort);
-    }
-
     /// Records the association's decisions from now on (or stops), for [`poll_trace`].
     ///
     /// [`poll_trace`]: Association::poll_trace
@@ -557,89 +393,6 @@ impl Association {
         &mut self.paths[id.0 as usize]
     }
 
-    fn path_for(&self, remote: SocketAddr) -> Option<PathId> {
-        self.paths
-            .iter()
-            .find(|p| p.remote.ip() == remote.ip())
-            .map(|p| p.id)
-    }
-
-    /// The path a packet from `remote` to `local` belongs to: the exact address pair, or
-    /// else the first path to that remote address.
-    fn path_of_packet(&self, local: SocketAddr, remote: SocketAddr) -> Option<PathId> {
-        self.paths
-            .iter()
-            .find(|p| p.remote.ip() == remote.ip() && p.local.ip() == local.ip())
-            .map(|p| p.id)
-            .or_else(|| self.path_for(remote))
-    }
-
-    /// Creates the paths to the peer's other addresses (from INIT or INIT-ACK), paired
-    /// with ours as `path_pairing` says. They start Unconfirmed and get a HEARTBEAT at
-    /// once (RFC 9260 §5.4). Path 0 (the handshake's pair) stays first.
-    pub(super) fn add_peer_paths(&mut self, now: Instant, peer: &[std::net::IpAddr]) {
-        let first = self.paths[0].clone();
-        // 003_*.txt §2.1.2.3: the UDP port learned for the handshake applies to every
-        // address the peer listed.
-        let port = first.remote.port();
-        let locals: Vec<SocketAddr> = if self.local_addrs.is_empty() {
-            vec![first.local]
-        } else {
-            self.local_addrs.clone()
-        };
-        let mut remotes: Vec<std::net::IpAddr> = vec![first.remote.ip()];
-        for a in peer {
-            if !remotes.contains(a) && usable_peer_address(*a, &locals, first.local) {
-                remotes.push(*a);
-            }
-        }
-        let mut pairs: Vec<(SocketAddr, SocketAddr)> = Vec::new();
-        let same_family = |l: &SocketAddr, r: &std::net::IpAddr| l.is_ipv4() == r.is_ipv4();
-        match self.cfg.path_pairing {
-            crate::config::PathPairing::ByIndex => {
-                for (i, r) in remotes.iter().enumerate().skip(1) {
-                    let l = locals
-                        .get(i)
-                        .filter(|l| same_family(l, r))
-                        .or_else(|| locals.iter().find(|l| same_family(l, r)));
-                    if let Some(l) = l {
-                        pairs.push((*l, SocketAddr::new(*r, port)));
-                    }
-                }
-            }
-            crate::config::PathPairing::All => {
-                for r in &remotes {
-                    for l in locals.iter().filter(|l| same_family(l, r)) {
-                        pairs.push((*l, SocketAddr::new(*r, port)));
-                    }
-                }
-            }
-        }
-        let rwnd = self.tx.peer_rwnd;
-        for (l, r) in pairs {
-            let dup = self
-                .paths
-                .iter()
-                .any(|p| p.remote.ip() == r.ip() && p.local.ip() == l.ip());
-            if dup || self.paths.len() >= usize::from(u16::MAX) {
-                continue;
-            }
-            let id = PathId(self.paths.len() as u16);
-            let mut p = Path::new(id, l, r, &self.cfg, rwnd.max(1), now);
-            p.state = crate::path::PathState::Unconfirmed;
-            p.confirmed = false;
-            self.paths.push(p);
-            self.paths_added = true;
-        }
-        if self.cfg.cc != crate::CongestionControl::Reno {
-            // CMT/RP shares the initial window among the paths (cc::coupled).
-            let n = self.paths.len();
-            for p in &mut self.paths {
-                p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, rwnd.max(1), n);
-            }
-        }
-    }
-
     /// Our verification tag (the one the peer puts in its packets).
     pub(crate) fn local_tag(&self) -> u32 {
         self.local_tag
@@ -654,22 +407,6 @@ impl Association {
             self.queue_abort(vec![cause.clone()]);
         }
         self.close(now, CloseReason::ProtocolViolation(cause));
-    }
-
-    /// Every peer IP address of the association's paths.
-    pub fn peer_addresses(&self) -> Vec<std::net::IpAddr> {
-        let mut v: Vec<std::net::IpAddr> = Vec::new();
-        for p in &self.paths {
-            if !v.contains(&p.remote.ip()) {
-                v.push(p.remote.ip());
-            }
-        }
-        v
-    }
-
-    /// Whether paths were added since the last call (the endpoint registers them).
-    pub(crate) fn take_paths_added(&mut self) -> bool {
-        std::mem::take(&mut self.paths_added)
     }
 
     fn queue_control(&mut self, path: PathId, chunk: impl Into<Chunk>) {
@@ -700,21 +437,6 @@ impl Association {
             vtag,
             chunk: chunk.into(),
         });
-    }
-
-    /// RFC 6951 §5.4: a verified packet from `remote` sets the peer's UDP encapsulation port
-    /// for that address.
-    fn learn_encapsulation_port(&mut self, remote: SocketAddr) {
-        for p in self.paths.iter_mut() {
-            if p.remote.ip() == remote.ip() && p.remote.port() != remote.port() {
-                tracing::debug!(
-                    old = p.remote.port(),
-                    new = remote.port(),
-                    "encapsulation port changed"
-                );
-                p.remote.set_port(remote.port());
-            }
-        }
     }
 
     fn queue_abort(&mut self, causes: Vec<braid_wire::ErrorCause>) {
@@ -760,7 +482,7 @@ impl Association {
 
     /// Random non-zero verification tag (RFC 9260 §5.3.1).
     fn random_tag(&mut self) -> u32 {
-        handshake::random_tag(&mut self.rng)
+        init_params::random_tag(&mut self.rng)
     }
 
     fn rto_jitter(&mut self, rto: Duration) -> Duration {

@@ -56,23 +56,7 @@ impl Association {
             || buf.len() > start + COMMON_HEADER_LEN
             || self.control.iter().any(|c| c.path == path);
         if !handshaking && self.sack_wanted(bundling) {
-            let before = buf.len();
-            let sack = self.make_sack();
-            if sack.encode(buf).is_err() || buf.len() - before > room {
-                buf.truncate(before);
-                self.sack.due = true;
-            } else {
-                // DAC: the low two flag bits of (NR-)SACK say how many packets it acks.
-                buf[before + 1] |= self.sack.dac_flags;
-                room -= buf.len() - before;
-                if self.trace.enabled() {
-                    // The cumulative TSN ack follows the chunk header (RFC 9260 §3.3.4).
-                    let cum = &buf[before + 4..before + 8];
-                    let cum_tsn = u32::from_be_bytes([cum[0], cum[1], cum[2], cum[3]]);
-                    let ev = crate::TraceEvent::SackSent { path, cum_tsn };
-                    self.trace.record(now, ev);
-                }
-            }
+            self.write_sack(now, path, buf, &mut room);
         }
         self.write_control(path, buf, start, &mut room, false);
         if !handshaking
@@ -105,6 +89,27 @@ impl Association {
             remote: p.remote,
             size,
         })
+    }
+
+    /// Appends the SACK if it fits (else it stays due for the next packet).
+    fn write_sack(&mut self, now: Instant, path: PathId, buf: &mut Vec<u8>, room: &mut usize) {
+        let before = buf.len();
+        let sack = self.make_sack();
+        if sack.encode(buf).is_err() || buf.len() - before > *room {
+            buf.truncate(before);
+            self.sack.due = true;
+            return;
+        }
+        // DAC: the low two flag bits of (NR-)SACK say how many packets it acks.
+        buf[before + 1] |= self.sack.dac_flags;
+        *room -= buf.len() - before;
+        if self.trace.enabled() {
+            // The cumulative TSN ack follows the chunk header (RFC 9260 §3.3.4).
+            let cum = &buf[before + 4..before + 8];
+            let cum_tsn = u32::from_be_bytes([cum[0], cum[1], cum[2], cum[3]]);
+            let ev = crate::TraceEvent::SackSent { path, cum_tsn };
+            self.trace.record(now, ev);
+        }
     }
 
     /// Writes queued control chunks for `path` that fit: the handshake ones if `leading`,

@@ -1,0 +1,139 @@
+//! The association's paths (RFC 9260 §5.1.2, §6.4): pairing our addresses with the peer's,
+//! which path a packet belongs to, and the addresses a path may never use.
+
+use std::net::SocketAddr;
+
+use super::Association;
+use crate::path::{Path, PathId};
+use crate::time::Instant;
+
+/// Whether a peer address may become a path: never multicast, broadcast, unspecified, or
+/// one of our own addresses (DESIGN.md "Hostile input"; RFC 9260 §5.1.2 lists only unicast
+/// transport addresses).
+pub(crate) fn usable_peer_address(
+    ip: std::net::IpAddr,
+    locals: &[SocketAddr],
+    local: SocketAddr,
+) -> bool {
+    let special = match ip {
+        std::net::IpAddr::V4(a) => a.is_multicast() || a.is_broadcast() || a.is_unspecified(),
+        std::net::IpAddr::V6(a) => a.is_multicast() || a.is_unspecified(),
+    };
+    !special && ip != local.ip() && !locals.iter().any(|l| l.ip() == ip)
+}
+
+impl Association {
+    pub(super) fn path_for(&self, remote: SocketAddr) -> Option<PathId> {
+        self.paths
+            .iter()
+            .find(|p| p.remote.ip() == remote.ip())
+            .map(|p| p.id)
+    }
+
+    /// The path a packet from `remote` to `local` belongs to: the exact address pair, or
+    /// else the first path to that remote address.
+    pub(super) fn path_of_packet(&self, local: SocketAddr, remote: SocketAddr) -> Option<PathId> {
+        self.paths
+            .iter()
+            .find(|p| p.remote.ip() == remote.ip() && p.local.ip() == local.ip())
+            .map(|p| p.id)
+            .or_else(|| self.path_for(remote))
+    }
+
+    /// Creates the paths to the peer's other addresses (from INIT or INIT-ACK), paired
+    /// with ours as `path_pairing` says. They start Unconfirmed and get a HEARTBEAT at
+    /// once (RFC 9260 §5.4). Path 0 (the handshake's pair) stays first.
+    pub(super) fn add_peer_paths(&mut self, now: Instant, peer: &[std::net::IpAddr]) {
+        let first = self.paths[0].clone();
+        // 003_*.txt §2.1.2.3: the UDP port learned for the handshake applies to every
+        // address the peer listed.
+        let port = first.remote.port();
+        let locals: Vec<SocketAddr> = if self.local_addrs.is_empty() {
+            vec![first.local]
+        } else {
+            self.local_addrs.clone()
+        };
+        let mut remotes: Vec<std::net::IpAddr> = vec![first.remote.ip()];
+        for a in peer {
+            if !remotes.contains(a) && usable_peer_address(*a, &locals, first.local) {
+                remotes.push(*a);
+            }
+        }
+        let mut pairs: Vec<(SocketAddr, SocketAddr)> = Vec::new();
+        let same_family = |l: &SocketAddr, r: &std::net::IpAddr| l.is_ipv4() == r.is_ipv4();
+        match self.cfg.path_pairing {
+            crate::config::PathPairing::ByIndex => {
+                for (i, r) in remotes.iter().enumerate().skip(1) {
+                    let l = locals
+                        .get(i)
+                        .filter(|l| same_family(l, r))
+                        .or_else(|| locals.iter().find(|l| same_family(l, r)));
+                    if let Some(l) = l {
+                        pairs.push((*l, SocketAddr::new(*r, port)));
+                    }
+                }
+            }
+            crate::config::PathPairing::All => {
+                for r in &remotes {
+                    for l in locals.iter().filter(|l| same_family(l, r)) {
+                        pairs.push((*l, SocketAddr::new(*r, port)));
+                    }
+                }
+            }
+        }
+        let rwnd = self.tx.peer_rwnd;
+        for (l, r) in pairs {
+            let dup = self
+                .paths
+                .iter()
+                .any(|p| p.remote.ip() == r.ip() && p.local.ip() == l.ip());
+            if dup || self.paths.len() >= usize::from(u16::MAX) {
+                continue;
+            }
+            let id = PathId(self.paths.len() as u16);
+            let mut p = Path::new(id, l, r, &self.cfg, rwnd.max(1), now);
+            p.state = crate::path::PathState::Unconfirmed;
+            p.confirmed = false;
+            self.paths.push(p);
+            self.paths_added = true;
+        }
+        if self.cfg.cc != crate::CongestionControl::Reno {
+            // CMT/RP shares the initial window among the paths (cc::coupled).
+            let n = self.paths.len();
+            for p in &mut self.paths {
+                p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, rwnd.max(1), n);
+            }
+        }
+    }
+
+    /// Every peer IP address of the association's paths.
+    pub fn peer_addresses(&self) -> Vec<std::net::IpAddr> {
+        let mut v: Vec<std::net::IpAddr> = Vec::new();
+        for p in &self.paths {
+            if !v.contains(&p.remote.ip()) {
+                v.push(p.remote.ip());
+            }
+        }
+        v
+    }
+
+    /// Whether paths were added since the last call (the endpoint registers them).
+    pub(crate) fn take_paths_added(&mut self) -> bool {
+        std::mem::take(&mut self.paths_added)
+    }
+
+    /// RFC 6951 §5.4: a verified packet from `remote` sets the peer's UDP encapsulation port
+    /// for that address.
+    pub(super) fn learn_encapsulation_port(&mut self, remote: SocketAddr) {
+        for p in self.paths.iter_mut() {
+            if p.remote.ip() == remote.ip() && p.remote.port() != remote.port() {
+                tracing::debug!(
+                    old = p.remote.port(),
+                    new = remote.port(),
+                    "encapsulation port changed"
+                );
+                p.remote.set_port(remote.port());
+            }
+        }
+    }
+}
