@@ -148,6 +148,8 @@ pub(crate) struct Driver {
     accept_waiters: VecDeque<oneshot::Sender<(AssocId, Arc<Shared>)>>,
     incoming: VecDeque<AssocId>,
     pcap: Option<PcapWriter<Box<dyn Write + Send>>>,
+    /// Decision traces, one JSON-lines file per association.
+    trace: Option<braid_proto::JsonLines<std::io::BufWriter<std::fs::File>>>,
     closing: Option<Vec<oneshot::Sender<()>>>,
     /// Fault injection: (local IP, remote IP) pairs whose datagrams are dropped.
     blackholes: Vec<(std::net::IpAddr, std::net::IpAddr)>,
@@ -225,6 +227,12 @@ impl Driver {
         // Several local addresses make associations multi-homed (RFC 9260 §5.1.2).
         ep.set_local_addresses(socks.iter().map(|s| s.local).collect());
         let pcap = net.pcap.map(PcapWriter::new).transpose()?;
+        let trace = net.trace_dir.map(|dir| {
+            braid_proto::JsonLines::new(move |id| {
+                let f = std::fs::File::create(dir.join(format!("assoc-{}.jsonl", id.0)))?;
+                Ok(std::io::BufWriter::new(f))
+            })
+        });
         let gro = socks
             .iter()
             .map(|s| s.state.gro_segments())
@@ -249,6 +257,7 @@ impl Driver {
                 accept_waiters: VecDeque::new(),
                 incoming: VecDeque::new(),
                 pcap,
+                trace,
                 closing: None,
                 blackholes: Vec::new(),
                 rx: RecvBufs {
@@ -339,6 +348,9 @@ impl Driver {
         // Whatever is left waiting learns the endpoint is gone when its sender drops.
         if let Some(p) = self.pcap.take() {
             let _ = p.into_inner();
+        }
+        if let Some(t) = &mut self.trace {
+            let _ = t.drain(&mut self.ep).and_then(|()| t.flush());
         }
         for r in self.closing.take().into_iter().flatten() {
             let _ = r.send(());
@@ -860,6 +872,12 @@ impl Driver {
             self.collect_transmits(now);
             self.flush_out().await;
             // After the transmissions: the last SHUTDOWN-COMPLETE or ABORT is out.
+            if let Some(t) = &mut self.trace
+                && let Err(e) = t.drain(&mut self.ep)
+            {
+                tracing::warn!(%e, "trace writing stopped");
+                self.trace = None;
+            }
             for id in ids {
                 self.forget_if_done(id);
             }

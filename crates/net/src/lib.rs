@@ -82,6 +82,9 @@ pub struct NetConfig {
     /// Record every datagram sent and received (real addresses, timestamps from the
     /// driver clock: time since the endpoint was bound) as a classic pcap file.
     pub pcap: Option<Box<dyn Write + Send>>,
+    /// Write each association's decision trace (`braid_proto::trace`: path states, windows,
+    /// fast retransmits, T3, SACK paths, scheduler picks) to `DIR/assoc-ID.jsonl`.
+    pub trace_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for NetConfig {
@@ -89,6 +92,7 @@ impl Default for NetConfig {
         Self {
             socket_buffer: 4 << 20,
             pcap: None,
+            trace_dir: None,
         }
     }
 }
@@ -98,6 +102,7 @@ impl fmt::Debug for NetConfig {
         f.debug_struct("NetConfig")
             .field("socket_buffer", &self.socket_buffer)
             .field("pcap", &self.pcap.is_some())
+            .field("trace_dir", &self.trace_dir)
             .finish()
     }
 }

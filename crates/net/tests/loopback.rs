@@ -329,6 +329,55 @@ async fn pcap_records_both_directions() {
     .unwrap();
 }
 
+#[tokio::test]
+async fn trace_dir_gets_one_json_lines_file_per_association() {
+    let dir = std::env::temp_dir().join(format!("braid-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    timeout(LIMIT, async {
+        let srv = server("127.0.0.1:0", assoc_cfg());
+        let cfg = EndpointConfig {
+            association: assoc_cfg(),
+            ..Default::default()
+        };
+        let net = NetConfig {
+            trace_dir: Some(dir.clone()),
+            ..Default::default()
+        };
+        let cli = Endpoint::bind_with(cfg, &["127.0.0.1:0".parse().unwrap()], net).unwrap();
+        let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+        let _b = srv.accept().await.unwrap();
+        for _ in 0..20 {
+            a.send(1, pattern(0, 3000), SendOptions::default())
+                .await
+                .unwrap();
+        }
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+    let text = std::fs::read_to_string(dir.join("assoc-0.jsonl")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // One scheduler pick per message, each a JSON object with a time and a name.
+    let picks = lines
+        .iter()
+        .filter(|l| l.contains(r#""name":"stream_scheduled""#));
+    assert_eq!(picks.count(), 20, "{text}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with(r#"{"time_us":"#) && l.ends_with('}'))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(r#""name":"window","path":0"#)),
+        "{text}"
+    );
+}
+
 /// A UDP relay standing for a NAT: the client talks to `front`; datagrams go on to the
 /// server from the current `back` socket, whose port `rebind` changes.
 struct Nat {

@@ -34,4 +34,4 @@ pub use path::{PathId, PathInfo, PathState, PathStats};
 pub use recv::reassembly::ReceivedMessage;
 pub use time::Instant;
 pub use timer::Timer;
-pub use trace::{TraceEvent, WindowCause};
+pub use trace::{JsonLines, TraceEvent, WindowCause};

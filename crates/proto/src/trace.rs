@@ -213,6 +213,62 @@ impl Trace {
     }
 }
 
+/// Writes every association's trace as JSON lines to a writer of its own, which the driver
+/// opens (a file per association, say): the one piece both drivers share, so the simulator
+/// and the socket driver produce the same files.
+pub struct JsonLines<W: std::io::Write> {
+    open: Box<dyn FnMut(crate::AssocId) -> std::io::Result<W> + Send>,
+    out: std::collections::BTreeMap<crate::AssocId, W>,
+}
+
+impl<W: std::io::Write> std::fmt::Debug for JsonLines<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonLines")
+            .field("associations", &self.out.len())
+            .finish()
+    }
+}
+
+impl<W: std::io::Write> JsonLines<W> {
+    /// A writer set that opens an association's writer with `open` the first time it has
+    /// an event.
+    pub fn new(open: impl FnMut(crate::AssocId) -> std::io::Result<W> + Send + 'static) -> Self {
+        Self {
+            open: Box::new(open),
+            out: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Turns tracing on in `ep` and writes what its associations recorded so far.
+    pub fn drain(&mut self, ep: &mut crate::Endpoint) -> std::io::Result<()> {
+        ep.set_tracing(true);
+        let mut result = Ok(());
+        let (open, out) = (&mut self.open, &mut self.out);
+        ep.drain_traces(|id, at, ev| {
+            if result.is_err() {
+                return;
+            }
+            let w = match out.entry(id) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(v) => match open(id) {
+                    Ok(w) => v.insert(w),
+                    Err(e) => {
+                        result = Err(e);
+                        return;
+                    }
+                },
+            };
+            result = writeln!(w, "{}", ev.to_json_line(at));
+        });
+        result
+    }
+
+    /// Flushes every writer.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.values_mut().try_for_each(std::io::Write::flush)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
