@@ -169,13 +169,11 @@ pub(crate) struct Path {
     pub(crate) buffered: usize,
     /// Packets with new data still allowed in this burst (Max.Burst, RFC 9260 §6.1).
     pub(crate) burst_budget: u32,
-    /// CMT: (TSN, transmission count) of first transmissions on this path, in TSN order;
-    /// entries go stale when acked or moved and are dropped lazily from the front. They
-    /// give the path's pseudo-cumack and SFR's miss candidates without scanning the
-    /// whole retransmission queue.
-    pub(crate) sent_order: std::collections::VecDeque<(u32, u16)>,
-    /// CMT: the same for retransmissions (few, not in TSN order).
-    pub(crate) rtx_sent: Vec<(u32, u16)>,
+    /// With several paths: `seq` of the chunks whose last transmission was on this path and
+    /// that are neither acknowledged nor abandoned nor moved to another path since, in TSN
+    /// order. They give CMT's pseudo-cumack (CUC) and SFR's miss candidates without
+    /// scanning the whole retransmission queue.
+    pub(crate) sent_live: std::collections::BTreeSet<u64>,
     pub(crate) stats: PathStats,
 }
 
@@ -214,8 +212,7 @@ impl Path {
             rtt_probe: None,
             buffered: 0,
             burst_budget: cfg.max_burst,
-            sent_order: std::collections::VecDeque::new(),
-            rtx_sent: Vec::new(),
+            sent_live: std::collections::BTreeSet::new(),
             stats: PathStats::default(),
         }
     }

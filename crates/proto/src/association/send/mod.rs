@@ -39,8 +39,7 @@ impl Association {
         let cfg = self.cfg.clone();
         for p in &mut self.paths {
             p.flight_size = 0;
-            p.sent_order.clear();
-            p.rtx_sent.clear();
+            p.sent_live.clear();
             p.rtx_marked.clear();
             self.timers.stop(Timer::T3(p.id));
             p.rtt_probe = None;

@@ -271,6 +271,7 @@ impl SendQueue {
                 immediate: m.opts.immediate && ending,
                 data,
                 path,
+                sent_on: path,
                 tx_count: 1,
                 state: ChunkState::InFlight,
                 misses: 0,

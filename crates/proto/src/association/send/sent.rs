@@ -60,6 +60,8 @@ pub(crate) struct Sent {
     pub(crate) data: Bytes,
     /// Path of the last transmission, or the one a retransmission waits for.
     pub(crate) path: PathId,
+    /// Path of the last transmission.
+    pub(crate) sent_on: PathId,
     pub(crate) tx_count: u16,
     pub(crate) state: ChunkState,
     /// Miss indications (RFC 9260 §7.2.4).
@@ -80,9 +82,19 @@ pub(crate) struct Tally {
     pub(crate) gap_acked: usize,
 }
 
+/// Whether `s` stands in its path's `sent_live` list.
+fn is_live_on_its_path(s: &Sent, npaths: usize) -> bool {
+    npaths > 1
+        && s.path == s.sent_on
+        && matches!(s.state, ChunkState::InFlight | ChunkState::Marked(_))
+}
+
 impl Tally {
     /// Counts `s` in its current state.
     pub(crate) fn enter(&mut self, s: &Sent, paths: &mut [Path]) {
+        if is_live_on_its_path(s, paths.len()) {
+            paths[s.path.0 as usize].sent_live.insert(s.seq);
+        }
         let p = &mut paths[s.path.0 as usize];
         match s.state {
             ChunkState::InFlight => p.flight_size += s.data.len(),
@@ -97,6 +109,9 @@ impl Tally {
 
     /// Stops counting `s` in its current state (it changes state or leaves the queue).
     pub(crate) fn leave(&mut self, s: &Sent, paths: &mut [Path]) {
+        if is_live_on_its_path(s, paths.len()) {
+            paths[s.path.0 as usize].sent_live.remove(&s.seq);
+        }
         let p = &mut paths[s.path.0 as usize];
         match s.state {
             ChunkState::InFlight => p.flight_size = p.flight_size.saturating_sub(s.data.len()),
@@ -115,6 +130,15 @@ impl Sent {
     pub(crate) fn set_state(&mut self, to: ChunkState, paths: &mut [Path], tally: &mut Tally) {
         tally.leave(self, paths);
         self.state = to;
+        tally.enter(self, paths);
+    }
+
+    /// The chunk (marked) is sent again on `path`.
+    pub(crate) fn retransmitted_on(&mut self, path: PathId, paths: &mut [Path], tally: &mut Tally) {
+        tally.leave(self, paths);
+        self.state = ChunkState::InFlight;
+        self.path = path;
+        self.sent_on = path;
         tally.enter(self, paths);
     }
 
@@ -192,8 +216,17 @@ pub(crate) fn check_tally(outstanding: &VecDeque<Sent>, tally: &Tally, paths: &[
     let mut want = Tally::default();
     let mut flight = vec![0usize; paths.len()];
     let mut marked = vec![0usize; paths.len()];
+    let mut live = vec![0usize; paths.len()];
     for s in outstanding {
         let p = s.path.0 as usize;
+        if is_live_on_its_path(s, paths.len()) {
+            live[p] += 1;
+            assert!(
+                paths[p].sent_live.contains(&s.seq),
+                "TSN {} not live",
+                s.tsn
+            );
+        }
         match s.state {
             ChunkState::InFlight => flight[p] += s.data.len(),
             ChunkState::Marked(_) => {
@@ -217,5 +250,6 @@ pub(crate) fn check_tally(outstanding: &VecDeque<Sent>, tally: &Tally, paths: &[
             marked[i],
             "retransmission list of path {i}"
         );
+        assert_eq!(p.sent_live.len(), live[i], "live list of path {i}");
     }
 }

@@ -2,7 +2,7 @@
 //! congestion window, the peer's window, Max.Burst and buffer splitting allow.
 
 use super::queue::Next;
-use super::sent::{ChunkState, data_chunk_size};
+use super::sent::data_chunk_size;
 use crate::association::{Association, State};
 use crate::cc::Controller;
 use crate::path::{PathId, PathState};
@@ -149,8 +149,6 @@ impl Association {
         if self.tx.tally.marked == 0 {
             return (false, false);
         }
-        // CMT keeps per-path transmission lists (see `Path::sent_order`).
-        let track = self.paths.len() > 1 && self.cfg.cmt;
         let exempt = self.paths[pi].rtx_cwnd_exempt;
         let mut wrote = false;
         let mut rtx_left = false;
@@ -182,15 +180,12 @@ impl Association {
             }
             rtx_left = false;
             let s = &mut self.tx.outstanding[i];
-            s.set_state(ChunkState::InFlight, &mut self.paths, &mut self.tx.tally);
+            s.retransmitted_on(path, &mut self.paths, &mut self.tx.tally);
             s.tx_count = s.tx_count.saturating_add(1);
             s.epoch = self.paths[pi].fail_epoch;
             s.misses = 0;
             s.encode(buf);
-            let (tsn, tx_count) = (s.tsn, s.tx_count);
-            if track {
-                self.paths[pi].rtx_sent.push((tsn, tx_count));
-            }
+            let tsn = s.tsn;
             *room -= size;
             wrote = true;
             let p = &mut self.paths[pi];
@@ -219,7 +214,6 @@ impl Association {
         room: &mut usize,
     ) -> bool {
         let pi = path.0 as usize;
-        let track = self.paths.len() > 1 && self.cfg.cmt;
         let max_payload =
             self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - braid_wire::chunk::DATA_HEADER_LEN;
         let mut wrote = false;
@@ -268,9 +262,6 @@ impl Association {
             p.stats.data_chunks_sent += 1;
             if p.rtt_probe.is_none() {
                 p.rtt_probe = Some((sent.tsn, now));
-            }
-            if track {
-                p.sent_order.push_back((sent.tsn, 1));
             }
             self.tx.outstanding.push_back(sent);
             wrote = true;

@@ -5,7 +5,6 @@
 
 use crate::association::Association;
 use crate::association::send::sent::Sent;
-use crate::path::PathId;
 use crate::serial::tsn_lt;
 
 /// SFR's test: the highest TSN newly acknowledged on `s`'s path is above it.
@@ -14,21 +13,22 @@ pub(crate) fn reports_missing(htna_on: &[Option<u32>], s: &Sent) -> bool {
 }
 
 impl Association {
-    /// SFR's miss candidates: the chunks of each path below the highest TSN newly
-    /// acknowledged on that path, as queue indices in order, found from the per-path
-    /// transmission lists (`Path::sent_order`, `Path::rtx_sent`) without scanning the
-    /// whole queue.
+    /// SFR's miss candidates: the chunks last sent on each path below the highest TSN newly
+    /// acknowledged on that path, as queue indices in order, from the per-path lists
+    /// (`Path::sent_live`) without scanning the whole queue.
     pub(crate) fn sfr_candidates(&self, htna_on: &[Option<u32>], out: &mut Vec<usize>) {
-        for (i, h) in htna_on.iter().enumerate() {
+        let (Some(front), cum) = (self.tx.outstanding.front(), self.tx.cum_ack) else {
+            return;
+        };
+        for (p, h) in self.paths.iter().zip(htna_on) {
             let Some(h) = *h else { continue };
-            let id = PathId(i as u16);
-            let p = &self.paths[i];
-            for &e in p.sent_order.iter().take_while(|e| tsn_lt(e.0, h)) {
-                out.extend(self.live_entry(e, id));
-            }
-            for &e in p.rtx_sent.iter().filter(|e| tsn_lt(e.0, h)) {
-                out.extend(self.live_entry(e, id));
-            }
+            // TSNs above the cumulative ack map to queue positions, hence to `seq`.
+            let below = front.seq + u64::from(h.wrapping_sub(cum)) - 1;
+            out.extend(
+                p.sent_live
+                    .range(..below)
+                    .map(|&seq| (seq - front.seq) as usize),
+            );
         }
         out.sort_unstable();
         out.dedup();
