@@ -105,6 +105,37 @@ pub(super) fn rp_initial_cwnd(mtu: usize, npaths: usize) -> usize {
     (rfc_initial_cwnd(mtu) / npaths.max(1)).max(mtu)
 }
 
+/// How a CMT/RP variant measures a path's share of the association.
+pub(super) trait Share {
+    /// `amount` scaled by path `i`'s share of the coupled group `paths`.
+    fn share(paths: &[CcPathView], i: usize, amount: usize) -> usize;
+}
+
+/// CMT/RP's rules with the share `S` (Dreibholz et al.; FreeBSD's `sctp_cc_functions.c`):
+/// every increase is the path's share of Reno's, and a loss takes half of the association's
+/// window out of the path that saw it, keeping at least its share of 4 MTU.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Rp<S>(std::marker::PhantomData<S>);
+
+impl<S: Share> super::CoupledRule for Rp<S> {
+    fn ss_increase(paths: &[CcPathView], i: usize, reno: usize) -> usize {
+        at_least_one(S::share(paths, i, reno), reno)
+    }
+
+    fn ca_increase(paths: &[CcPathView], i: usize) -> usize {
+        let mtu = paths[i].mtu;
+        at_least_one(S::share(paths, i, mtu), mtu)
+    }
+
+    fn loss_ssthresh(paths: &[CcPathView], i: usize) -> usize {
+        rp_loss_ssthresh(paths, i, S::share(paths, i, 4 * paths[i].mtu))
+    }
+
+    fn initial_cwnd(mtu: usize, npaths: usize) -> usize {
+        rp_initial_cwnd(mtu, npaths)
+    }
+}
+
 /// Σ cwnd over the paths.
 pub(super) fn total_cwnd(paths: &[CcPathView]) -> usize {
     paths.iter().map(|p| p.cwnd).sum()
