@@ -7,6 +7,7 @@
     clippy::type_complexity
 )]
 
+pub mod multihome;
 pub mod script;
 pub mod traffic;
 
