@@ -195,8 +195,7 @@ impl Association {
                 p.rtt_probe = None;
             }
         }
-        // The exemption is for one packet, used or not (it is cleared whenever any path has
-        // retransmissions pending, as before the seams were split).
+        // §7.2.4 step 3: the cwnd exemption covers one packet, used or not.
         self.paths[pi].rtx_cwnd_exempt = false;
         if self.paths.len() == 1 || !rtx_left {
             rtx_left = self.rtx_waiting_on(path);
