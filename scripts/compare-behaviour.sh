@@ -44,8 +44,9 @@
 # target/compare-new for a revision) keep the two builds apart, so repeated runs build
 # incrementally. Needs git, cargo and python3 (standard library only).
 #
-# Runtime on a 2-core VM: about 2 minutes per build of a revision (dependencies cached) and
-# 4-5 minutes of simulations per side with the defaults.
+# Runtime on a 2-core VM shared with other builds: 3.5-5.5 minutes of simulations per side
+# with the defaults (about 3 CPU-minutes), plus each build: about 1 minute with the
+# dependencies cached in its target dir, 3-6 minutes cold.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

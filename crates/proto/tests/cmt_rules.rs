@@ -159,8 +159,8 @@ fn without_sfr_the_same_sacks_fast_retransmit_the_chunks_of_path_a() {
 // ====================================================================================== DAC
 
 /// The first chunk on path A is lost; the next SACK, with DAC flags 2, acknowledges the
-/// two chunks sent after it on A; the one after that, flags 1, the third. Returns the
-/// retransmissions after each SACK and the flight.
+/// two chunks sent after it on A; the one after that, flags 1, also the next chunk on A.
+/// Returns the flight and the retransmissions after the first and after the second SACK.
 fn lost_on_a_then_dac_sacks(dac: bool, seed: u64) -> (Flight, Vec<u32>, Vec<u32>) {
     let mut f = Flight::new(
         AssociationConfig {
@@ -255,8 +255,8 @@ fn without_cuc_cwnd_waits_for_the_association_cumack() {
 // ============================================================================ RTX-SSTHRESH
 
 /// Path A's first chunk is lost and three SACKs acknowledge the chunks sent after it on
-/// A, one more each: the third miss fast-retransmits it (RFC 9260 §7.2.4). Returns where
-/// the retransmission went and the two paths at that moment.
+/// A, one more each: the third miss fast-retransmits it (RFC 9260 §7.2.4). Returns the
+/// flight and the packet that carried the retransmission.
 fn fast_retransmit_on_a(policy: RtxPolicy, seed: u64) -> (Flight, Out) {
     let mut f = Flight::new(
         AssociationConfig {
