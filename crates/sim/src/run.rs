@@ -17,8 +17,9 @@ use braid_proto::{
     AssocId, Association, AssociationConfig, BufferSplitting, CongestionControl, Endpoint,
     EndpointConfig, Event, Instant, RtxPolicy, SchedulerKind,
 };
+use braid_wire::chunk::{DATA_HEADER_LEN, Data, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
@@ -500,7 +501,10 @@ impl<'s> World<'s> {
         let mut hosts = vec![a, b];
         let competing = s.bottleneck.as_ref().map_or(0, |b| b.competing_flows);
         // A competing sender fills whole packets of the first path's MTU.
-        let full = s.paths[0].mtu.saturating_sub(header + 12 + 16).max(1);
+        let full = s.paths[0]
+            .mtu
+            .saturating_sub(header + braid_wire::COMMON_HEADER_LEN + DATA_HEADER_LEN)
+            .max(1);
         for k in 0..competing {
             let flow = u16::try_from(k + 1).unwrap_or(u16::MAX);
             let mut c = Host::new(
@@ -989,34 +993,29 @@ fn assoc(h: &Host) -> Option<&Association> {
 }
 
 /// Calls `f(tsn, user data length)` for each DATA chunk of an SCTP packet (RFC 9260
-/// §3.3.1), walking the chunk headers only.
-fn for_each_data(p: &[u8], mut f: impl FnMut(u32, u32)) {
-    let mut off = braid_wire::COMMON_HEADER_LEN;
-    while let Some(h) = p.get(off..off + 8) {
-        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
-        if len < 4 || off + len > p.len() {
+/// §3.3.1), decoded by braid-wire; a malformed chunk ends the walk as it ends the core's.
+fn for_each_data(p: &Bytes, mut f: impl FnMut(u32, u32)) {
+    for raw in braid_wire::raw_chunks(p) {
+        let Ok(raw) = raw else {
             return;
+        };
+        if let Some(Ok(d)) = raw.decode_as::<Data>() {
+            f(d.tsn, u32::try_from(d.user_data.len()).unwrap_or(u32::MAX));
         }
-        if h[0] == 0 && len >= braid_wire::chunk::DATA_HEADER_LEN {
-            let tsn = u32::from_be_bytes([h[4], h[5], h[6], h[7]]);
-            f(tsn, (len - braid_wire::chunk::DATA_HEADER_LEN) as u32);
-        }
-        off += (len + 3) & !3;
     }
 }
 
-/// The cumulative TSN ack of the first SACK chunk of an SCTP packet (RFC 9260 §3.3.4).
-fn sack_cum_tsn(p: &[u8]) -> Option<u32> {
-    let mut off = braid_wire::COMMON_HEADER_LEN;
-    while let Some(h) = p.get(off..off + 8) {
-        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
-        if len < 4 || off + len > p.len() {
-            return None;
+/// The cumulative TSN ack of the first SACK or NR-SACK chunk of an SCTP packet (RFC 9260
+/// §3.3.4; NR-SACK, draft-tuexen-tsvwg-sctp-multipath §4.1, has the same field first).
+fn sack_cum_tsn(p: &Bytes) -> Option<u32> {
+    for raw in braid_wire::raw_chunks(p) {
+        let raw = raw.ok()?;
+        if let Some(sack) = raw.decode_as::<Sack>() {
+            return sack.ok().map(|s| s.cum_tsn_ack);
         }
-        if h[0] == 3 && len >= 16 {
-            return Some(u32::from_be_bytes([h[4], h[5], h[6], h[7]]));
+        if let Some(nr) = raw.decode_as::<NrSack>() {
+            return nr.ok().map(|s| s.cum_tsn_ack);
         }
-        off += (len + 3) & !3;
     }
     None
 }
