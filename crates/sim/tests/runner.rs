@@ -233,6 +233,18 @@ fn bad_unit_is_reported_at_its_line() {
 }
 
 #[test]
+fn duration_without_unit_is_reported_at_its_line() {
+    let d = load_err(&BASE.replace("\"10ms\"", "10"));
+    assert_diag(&d, 6, "path.A.delay", "a duration needs a unit");
+    let d = load_err(&BASE.replace("\"10s\"", "\"10\""));
+    assert_diag(&d, 2, "duration", "a duration needs a unit");
+    let d = load_err(&format!("{BASE}[association]\nrto_min = 1\n"));
+    assert_diag(&d, 8, "association.rto_min", "a duration needs a unit");
+    let d = load_err(&format!("{BASE}[sweep]\n\"path.A.delay\" = [\"1ms\", 5]\n"));
+    assert_diag(&d, 8, "sweep \"path.A.delay\"", "a duration needs a unit");
+}
+
+#[test]
 fn negative_rate_is_reported_at_its_line() {
     let d = load_err(&BASE.replace("\"10Mbit/s\"", "\"-10Mbit/s\""));
     assert_diag(&d, 5, "path.A.rate", "rate must be positive");
