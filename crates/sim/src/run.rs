@@ -13,9 +13,9 @@ use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use braid_proto::config::PATH_MTU_RANGE;
 use braid_proto::{
-    AssocId, Association, AssociationConfig, BufferSplitting, CongestionControl, Endpoint,
-    EndpointConfig, Event, Instant, RtxPolicy, SchedulerKind,
+    AssocId, Association, AssociationConfig, ConfigError, Endpoint, EndpointConfig, Event, Instant,
 };
 use braid_wire::chunk::{DATA_HEADER_LEN, Data, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
@@ -31,10 +31,9 @@ use crate::net::{
     RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
     competing_sender_addr, path_of,
 };
-use crate::scenario::{
-    BufferSplittingSpec, CcSpec, RtxPolicySpec, Scenario, SchedulerSpec, TrafficSpec,
-};
+use crate::scenario::{Scenario, TrafficSpec};
 use crate::traffic::{SQINFO_QUEUE_MESSAGES, Sink, Source, SourceKind};
+use crate::units::Size;
 
 /// Options of one run.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +65,10 @@ pub enum SimError {
     /// The scenario is inconsistent (e.g. a pcap of a path that does not exist).
     #[error("scenario: {0}")]
     Scenario(String),
+    /// The association settings the scenario makes are refused by the core's
+    /// [`AssociationConfig::validate`].
+    #[error("scenario: association: {0}")]
+    Config(ConfigError),
     /// Writing an output file failed.
     #[error("{path}: {source}")]
     Io {
@@ -194,6 +197,14 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         if p.mtu < 68 + header_bytes(s) {
             return err(format!("path {}: mtu too small", p.name));
         }
+        if p.mtu > *PATH_MTU_RANGE.end() {
+            return err(format!(
+                "path {}: mtu {} exceeds {}, the largest IP packet",
+                p.name,
+                p.mtu,
+                PATH_MTU_RANGE.end()
+            ));
+        }
     }
     if let Some(b) = &s.bottleneck
         && b.competing_flows > MAX_COMPETING
@@ -201,7 +212,11 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         return err(format!("at most {MAX_COMPETING} competing flows"));
     }
     let cfg = association_config(s);
-    let max_msg = cfg.max_message_size.min(cfg.send_buffer);
+    cfg.validate().map_err(|e| match e {
+        ConfigError::PathMtu(mtu) => SimError::Scenario(first_path_mtu_error(s, mtu)),
+        e => SimError::Config(e),
+    })?;
+    let max_msg = cfg.max_message_size;
     let mut streams = 0usize;
     for t in &s.traffic {
         let (n, size) = match t {
@@ -237,7 +252,7 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         }
         if size > max_msg {
             return err(format!(
-                "message size {size} exceeds the send buffer or max_message_size ({max_msg})"
+                "message size {size} exceeds max_message_size or a buffer ({max_msg})"
             ));
         }
         streams += usize::from(n);
@@ -266,13 +281,26 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
     Ok(())
 }
 
+/// The first path's mtu is the association's initial path MTU, which the core bounds.
+pub fn first_path_mtu_error(s: &Scenario, mtu: usize) -> String {
+    format!(
+        "path {}: mtu {mtu} is outside {}..={}: the first path's mtu is the association's \
+         path_mtu",
+        s.paths.first().map_or("?", |p| p.name.as_str()),
+        PATH_MTU_RANGE.start(),
+        PATH_MTU_RANGE.end()
+    )
+}
+
 /// IP and UDP header bytes in front of each SCTP packet.
 fn header_bytes(s: &Scenario) -> usize {
     20 + if s.udp { 8 } else { 0 }
 }
 
 /// The association settings of a scenario: braid's defaults, the scenario's overrides, UDP
-/// encapsulation as the scenario says and the path MTU of path 0 (the core's primary).
+/// encapsulation as the scenario says and the path MTU of path 0 (the core's primary). An
+/// unset `max_message_size` is the default bounded by both buffers (what the core's `send`
+/// accepts and a peer configured alike can hold). Not validated: see [`validate`].
 pub fn association_config(s: &Scenario) -> AssociationConfig {
     let a = &s.association;
     let d = AssociationConfig::default();
@@ -285,6 +313,11 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
             | TrafficSpec::OnOff { streams, .. } => *streams,
         })
         .fold(0u16, u16::saturating_add);
+    let bytes = |v: Option<Size>, default: usize| {
+        v.map_or(default, |v| usize::try_from(v.0).unwrap_or(usize::MAX))
+    };
+    let send_buffer = bytes(a.send_buffer.or(a.buffer), d.send_buffer);
+    let recv_buffer = bytes(a.recv_buffer.or(a.buffer), d.recv_buffer);
     AssociationConfig {
         rto_initial: a.rto_initial.map_or(d.rto_initial, |v| v.0),
         rto_min: a.rto_min.map_or(d.rto_min, |v| v.0),
@@ -299,15 +332,12 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
             .association_max_retrans
             .unwrap_or(d.association_max_retrans),
         outbound_streams: a.streams.unwrap_or(d.outbound_streams).max(streams),
-        send_buffer: a.send_buffer.or(a.buffer).map_or(d.send_buffer, |v| {
-            usize::try_from(v.0).unwrap_or(usize::MAX)
-        }),
-        recv_buffer: a.recv_buffer.or(a.buffer).map_or(d.recv_buffer, |v| {
-            usize::try_from(v.0).unwrap_or(usize::MAX)
-        }),
-        max_message_size: a.max_message_size.map_or(d.max_message_size, |v| {
-            usize::try_from(v.0).unwrap_or(usize::MAX)
-        }),
+        send_buffer,
+        recv_buffer,
+        max_message_size: a.max_message_size.map_or(
+            d.max_message_size.min(send_buffer).min(recv_buffer).max(1),
+            |v| usize::try_from(v.0).unwrap_or(usize::MAX),
+        ),
         path_mtu: s.paths.first().map_or(d.path_mtu, |p| p.mtu),
         udp_encapsulation: s.udp,
         stream_buffer_low: sqinfo_low_mark(s).unwrap_or(d.stream_buffer_low),
@@ -315,36 +345,11 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         cmt_sfr: a.cmt_sfr.unwrap_or(d.cmt_sfr),
         cmt_cuc: a.cmt_cuc.unwrap_or(d.cmt_cuc),
         cmt_dac: a.cmt_dac.unwrap_or(d.cmt_dac),
-        cc: a.cc.map_or(d.cc, |c| match c {
-            CcSpec::Reno => CongestionControl::Reno,
-            CcSpec::CmtRpv1 => CongestionControl::CmtRpv1,
-            CcSpec::CmtRpv2 => CongestionControl::CmtRpv2,
-            CcSpec::Lia => CongestionControl::Lia,
-        }),
-        rtx_policy: a.rtx_policy.map_or(d.rtx_policy, |r| match r {
-            RtxPolicySpec::Same => RtxPolicy::Same,
-            RtxPolicySpec::Asap => RtxPolicy::Asap,
-            RtxPolicySpec::Cwnd => RtxPolicy::Cwnd,
-            RtxPolicySpec::Ssthresh => RtxPolicy::Ssthresh,
-            RtxPolicySpec::Lossrate => RtxPolicy::Lossrate,
-        }),
+        cc: a.cc.unwrap_or(d.cc),
+        rtx_policy: a.rtx_policy.unwrap_or(d.rtx_policy),
         nr_sack: a.nr_sack.unwrap_or(d.nr_sack),
-        buffer_splitting: a.buffer_splitting.map_or(d.buffer_splitting, |b| match b {
-            BufferSplittingSpec::None => BufferSplitting::None,
-            BufferSplittingSpec::Send => BufferSplitting::Send,
-            BufferSplittingSpec::Receive => BufferSplitting::Receive,
-            BufferSplittingSpec::Both => BufferSplitting::Both,
-        }),
-        stream_scheduler: a.stream_scheduler.map_or(d.stream_scheduler, |k| match k {
-            SchedulerSpec::Fcfs => SchedulerKind::Fcfs,
-            SchedulerSpec::RoundRobin => SchedulerKind::RoundRobin,
-            SchedulerSpec::RoundRobinPacket => SchedulerKind::RoundRobinPacket,
-            SchedulerSpec::Priority => SchedulerKind::Priority,
-            SchedulerSpec::FairCapacity => SchedulerKind::FairCapacity,
-            SchedulerSpec::Wfq => SchedulerKind::Wfq,
-            SchedulerSpec::Fixed => SchedulerKind::Fixed,
-            SchedulerSpec::Adaptive => SchedulerKind::Adaptive,
-        }),
+        buffer_splitting: a.buffer_splitting.unwrap_or(d.buffer_splitting),
+        stream_scheduler: a.stream_scheduler.unwrap_or(d.stream_scheduler),
         stream_paths: stream_path_indices(s),
         ..d
     }
@@ -442,7 +447,7 @@ impl<'s> World<'s> {
         let mut seeder = ChaCha8Rng::seed_from_u64(opts.seed);
         seeder.set_stream(1 << 40);
         let endpoint = |seeder: &mut ChaCha8Rng, port: u16, listen: bool| {
-            Endpoint::new(
+            Endpoint::try_new(
                 EndpointConfig {
                     port,
                     listen,
@@ -451,15 +456,16 @@ impl<'s> World<'s> {
                 },
                 seeder.next_u64(),
             )
+            .map_err(SimError::Config)
         };
         let n = s.paths.len();
         let mut a = Host::new(
-            endpoint(&mut seeder, SENDER_PORT, false),
+            endpoint(&mut seeder, SENDER_PORT, false)?,
             (0..n).map(a_addr).collect(),
             0,
         );
         let mut b = Host::new(
-            endpoint(&mut seeder, RECEIVER_PORT, true),
+            endpoint(&mut seeder, RECEIVER_PORT, true)?,
             (0..n).map(b_addr).collect(),
             0,
         );
@@ -508,12 +514,12 @@ impl<'s> World<'s> {
         for k in 0..competing {
             let flow = u16::try_from(k + 1).unwrap_or(u16::MAX);
             let mut c = Host::new(
-                endpoint(&mut seeder, SENDER_PORT, false),
+                endpoint(&mut seeder, SENDER_PORT, false)?,
                 vec![competing_sender_addr(k)],
                 flow,
             );
             let mut d = Host::new(
-                endpoint(&mut seeder, RECEIVER_PORT, true),
+                endpoint(&mut seeder, RECEIVER_PORT, true)?,
                 vec![competing_receiver_addr(k)],
                 flow,
             );
