@@ -19,6 +19,7 @@ use braid_proto::{
 };
 use braid_wire::chunk::{DATA_HEADER_LEN, Data, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
+use braid_wire::{Chunk, Packet};
 use bytes::{Bytes, BytesMut};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -44,6 +45,64 @@ pub struct RunOptions {
     pub pcap: Option<PathBuf>,
     /// Write the time series (if the scenario asks for one) here, as CSV.
     pub timeseries: Option<PathBuf>,
+    /// Damage the sender's DATA on purpose (tests of the integrity check).
+    pub fault: Option<Fault>,
+}
+
+/// The receiving application did not get every message intact, once and in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "integrity check failed: {corrupt} message(s) corrupt, {missing} missing, {duplicated} \
+     duplicated at the receiving application"
+)]
+pub struct IntegrityError {
+    /// `app_messages_corrupt`.
+    pub corrupt: u64,
+    /// `app_messages_missing`.
+    pub missing: u64,
+    /// `app_messages_duplicated`.
+    pub duplicated: u64,
+}
+
+impl RunResult {
+    /// Whether the measured association delivered every message as it was sent: none corrupt,
+    /// none missing or duplicated on an ordered stream. A metric the run did not report
+    /// counts as 0.
+    ///
+    /// # Errors
+    ///
+    /// The counts, if any is not 0.
+    pub fn check_integrity(&self) -> Result<(), IntegrityError> {
+        let count = |k: &str| self.metrics.get(k).map_or(0, |v| *v as u64);
+        let e = IntegrityError {
+            corrupt: count("app_messages_corrupt"),
+            missing: count("app_messages_missing"),
+            duplicated: count("app_messages_duplicated"),
+        };
+        if e.corrupt + e.missing + e.duplicated == 0 {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    }
+}
+
+/// A deliberate defect in the DATA chunks the measured association's sender puts on the
+/// wire (the packet's checksum made right again, so the receiver takes it as a buggy
+/// sender's), to check that the simulator's ground truth catches what such a bug does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Flips the last bit of the user data of every `every`th DATA chunk sent.
+    FlipBit {
+        /// Period, in DATA chunks (1: all of them).
+        every: u64,
+    },
+    /// Cuts the last 4 bytes of the user data of every `every`th DATA chunk sent (as a chunk
+    /// length that does not fit its field would).
+    Truncate {
+        /// Period, in DATA chunks (1: all of them).
+        every: u64,
+    },
 }
 
 /// What one run measured.
@@ -437,6 +496,9 @@ struct World<'s> {
     first_tsn: Option<u32>,
     cum_ack: Option<u32>,
     closed: bool,
+    /// The defect injected into A's DATA, and A's DATA chunks seen so far.
+    fault: Option<Fault>,
+    fault_seen: u64,
 }
 
 impl<'s> World<'s> {
@@ -581,6 +643,8 @@ impl<'s> World<'s> {
             first_tsn: None,
             cum_ack: None,
             closed: false,
+            fault: opts.fault,
+            fault_seen: 0,
         })
     }
 
@@ -857,7 +921,12 @@ impl<'s> World<'s> {
                 self.packet_arena = BytesMut::with_capacity(64 * 1024);
             }
             self.packet_arena.extend_from_slice(sctp);
-            let payload = self.packet_arena.split().freeze();
+            let mut payload = self.packet_arena.split().freeze();
+            if h == HOST_A
+                && let Some(f) = self.fault
+            {
+                payload = damage(f, &mut self.fault_seen, payload);
+            }
             let mut d = Datagram {
                 src: t.local,
                 dst: t.remote,
@@ -984,6 +1053,7 @@ impl<'s> World<'s> {
             closed: self.closed,
             app_missing: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.missing),
             app_duplicated: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.duplicated),
+            app_corrupt: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.corrupt),
         };
         let metrics = self.metrics.finish(f);
         Ok(RunResult {
@@ -996,6 +1066,41 @@ impl<'s> World<'s> {
 
 fn assoc(h: &Host) -> Option<&Association> {
     h.assoc.and_then(|id| h.ep.association(id))
+}
+
+/// Applies `fault` to the DATA chunks of packet `p` (counting them in `seen`) and encodes
+/// it again through braid-wire, checksum included, if it damaged one.
+fn damage(fault: Fault, seen: &mut u64, p: Bytes) -> Bytes {
+    let Ok(mut packet) = Packet::decode_unverified(&p) else {
+        return p;
+    };
+    let (Fault::FlipBit { every } | Fault::Truncate { every }) = fault;
+    let mut changed = false;
+    for c in &mut packet.chunks {
+        let Chunk::Data(d) = c else {
+            continue;
+        };
+        *seen += 1;
+        // Never empty a chunk: the core would answer No User Data (RFC 9260 §6.2).
+        if !seen.is_multiple_of(every.max(1)) || d.user_data.len() <= 4 {
+            continue;
+        }
+        let mut u = d.user_data.to_vec();
+        match fault {
+            Fault::FlipBit { .. } => {
+                if let Some(b) = u.last_mut() {
+                    *b ^= 1;
+                }
+            }
+            Fault::Truncate { .. } => u.truncate(u.len() - 4),
+        }
+        d.user_data = u.into();
+        changed = true;
+    }
+    if !changed {
+        return p;
+    }
+    packet.to_vec().map_or(p, Bytes::from)
 }
 
 /// Calls `f(tsn, user data length)` for each DATA chunk of an SCTP packet (RFC 9260
