@@ -37,6 +37,8 @@ fn bind_error(addrs: &[SocketAddr], e: &io::Error) -> String {
         io::ErrorKind::AddrInUse => "already in use",
         io::ErrorKind::AddrNotAvailable => "is not an address of this host",
         io::ErrorKind::PermissionDenied => "may not be bound (permission denied)",
+        // A configuration the endpoint refuses: its message names the setting.
+        io::ErrorKind::InvalidInput => return e.to_string(),
         _ => return format!("cannot bind {list}: {e}"),
     };
     let culprit = match addrs {
@@ -66,5 +68,7 @@ mod tests {
         );
         let e = io::Error::other("boom");
         assert_eq!(bind_error(&[a], &e), format!("cannot bind {a}: boom"));
+        let e = io::Error::new(io::ErrorKind::InvalidInput, "invalid configuration: x");
+        assert_eq!(bind_error(&[a], &e), "invalid configuration: x");
     }
 }

@@ -27,7 +27,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use braid_net::{Association, AssociationConfig, EndpointConfig, NetConfig, PathInfo, SendOptions};
+use braid_net::{
+    Association, AssociationConfig, EndpointConfig, NetConfig, PathInfo, SchedulerKind, SendOptions,
+};
 use bytes::{BufMut, Bytes, BytesMut};
 use clap::{Args, Subcommand};
 use tokio::time::Instant;
@@ -119,7 +121,7 @@ pub(crate) struct ClientArgs {
     /// Stream scheduler: fcfs, rr (round-robin per message, the default), rr-packet,
     /// priority, fc (fair capacity), wfq, fixed (stream i on path i mod paths), adaptive.
     #[arg(long, default_value = "rr")]
-    scheduler: String,
+    scheduler: SchedulerKind,
     /// Concurrent multipath transfer over every path (`on`) or the primary path only
     /// (`off`). Paths come from several --bind and the peer's addresses.
     #[arg(long, default_value = "off")]
@@ -537,18 +539,6 @@ fn assoc_config(streams: u16) -> AssociationConfig {
 async fn client(args: ClientArgs) -> Result<(), Error> {
     // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
     let mut interrupt = interrupt_signal()?;
-    let Some(scheduler) = braid_net::SchedulerKind::from_name(&args.scheduler) else {
-        let names: Vec<&str> = braid_net::SchedulerKind::NAMES
-            .iter()
-            .map(|(n, _)| *n)
-            .collect();
-        return Err(format!(
-            "--scheduler {}: expected one of {}",
-            args.scheduler,
-            names.join(", ")
-        )
-        .into());
-    };
     let cmt = match args.cmt.as_str() {
         "off" => false,
         "on" => true,
@@ -573,7 +563,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         port: args.local_port.unwrap_or(args.port),
         association: AssociationConfig {
             cmt,
-            stream_scheduler: scheduler,
+            stream_scheduler: args.scheduler,
             ..assoc_config(k)
         },
         ..Default::default()
@@ -785,7 +775,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "verify_echo": args.verify_echo,
             "echo_bytes": echo_bytes,
             "echo_messages": echo_messages,
-            "scheduler": args.scheduler,
+            "scheduler": args.scheduler.to_string(),
             "cmt": args.cmt,
             "paths": paths_json(&paths),
         });

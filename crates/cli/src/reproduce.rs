@@ -104,6 +104,16 @@ pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
         },
         opts.out.display()
     );
+    let mut broken = 0;
+    for r in &reports {
+        for (f, e) in r.outcome.integrity_failures() {
+            broken += 1;
+            eprintln!(
+                "braid: {} point {} seed {}: {e}",
+                r.summary.scenario, f.point, f.seed
+            );
+        }
+    }
     if failed > 0 {
         for r in &reports {
             for f in r.outcome.failures() {
@@ -116,6 +126,9 @@ pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
             }
         }
         return Err(format!("{failed} of {runs} runs failed").into());
+    }
+    if broken > 0 {
+        return Err(format!("{broken} of {runs} runs failed the integrity check").into());
     }
     Ok(())
 }

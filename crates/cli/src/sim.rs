@@ -232,10 +232,20 @@ fn run_file(
             eprintln!("braid: point {}{params} seed {}: {e}", f.point, f.seed);
         }
     }
-    if failures.is_empty() {
-        Ok(())
-    } else {
+    let broken: Vec<_> = report.outcome.integrity_failures().collect();
+    for (r, e) in &broken {
+        eprintln!("braid: point {} seed {}: {e}", r.point, r.seed);
+    }
+    if !failures.is_empty() {
         Err(format!("{} of {total} runs failed", failures.len()).into())
+    } else if !broken.is_empty() {
+        Err(format!(
+            "{} of {total} runs failed the integrity check",
+            broken.len()
+        )
+        .into())
+    } else {
+        Ok(())
     }
 }
 
@@ -327,7 +337,7 @@ fn pcap(
     let opts = RunOptions {
         seed,
         pcap: Some(out.to_path_buf()),
-        timeseries: None,
+        ..RunOptions::default()
     };
     let res = run::run(&sc, &opts)?;
     if !p.params.0.is_empty() {

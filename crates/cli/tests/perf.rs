@@ -260,6 +260,18 @@ fn perf_invalid_options_are_errors() {
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(e.contains(extra[0]), "{e}");
     }
+    // The scheduler names are the core's, and a bad one lists them.
+    let o = Command::new(BRAID)
+        .args(["perf", "client", "--bind", "127.0.0.1:0"])
+        .args(["--connect", "127.0.0.1:9", "--time", "1s"])
+        .args(["--scheduler", "lottery"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("unknown stream scheduler \"lottery\" (expected one of: fcfs, rr, rr-packet, priority, fc, wfq, fixed, adaptive)"),
+        "{e}"
+    );
     // --time and --bytes are exclusive, and one is required.
     let o = Command::new(BRAID)
         .args(["perf", "client", "--bind", "127.0.0.1:0"])

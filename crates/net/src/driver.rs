@@ -207,6 +207,13 @@ impl Driver {
         net: NetConfig,
         cmds: mpsc::UnboundedReceiver<Cmd>,
     ) -> io::Result<(Self, Vec<SocketAddr>)> {
+        // Refused before any socket is bound: nothing to undo.
+        cfg.validate().map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("invalid configuration: {e}"),
+            )
+        })?;
         let Some(first) = addrs.first() else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -223,6 +230,7 @@ impl Driver {
         }
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| io::Error::other(e.to_string()))?;
+        // Validated above.
         let mut ep = braid_proto::Endpoint::new(cfg.clone(), u64::from_le_bytes(seed));
         // Several local addresses make associations multi-homed (RFC 9260 §5.1.2).
         ep.set_local_addresses(socks.iter().map(|s| s.local).collect());

@@ -47,8 +47,8 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 pub use braid_proto::{
-    AssocId, AssociationConfig, AssociationStats, CloseReason, EndpointConfig, PathInfo, PathState,
-    ReceivedMessage, SchedulerKind, SendError, SendOptions,
+    AssocId, AssociationConfig, AssociationStats, CloseReason, ConfigError, EndpointConfig,
+    PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError, SendOptions,
 };
 
 use driver::Cmd;
@@ -123,7 +123,8 @@ impl Endpoint {
     ///
     /// # Errors
     ///
-    /// Socket errors, no address given, or no tokio runtime.
+    /// Socket errors, no address given, no tokio runtime, or a configuration
+    /// [`EndpointConfig::validate`] refuses (`InvalidInput`, with its message).
     pub fn bind(config: EndpointConfig, local_addrs: &[SocketAddr]) -> io::Result<Self> {
         Self::bind_with(config, local_addrs, NetConfig::default())
     }
@@ -132,7 +133,7 @@ impl Endpoint {
     ///
     /// # Errors
     ///
-    /// Socket errors, no address given, or no tokio runtime.
+    /// As [`Endpoint::bind`].
     pub fn bind_with(
         config: EndpointConfig,
         local_addrs: &[SocketAddr],

@@ -90,6 +90,27 @@ async fn echo(local: &str) {
 }
 
 #[tokio::test]
+async fn bind_refuses_an_invalid_configuration() {
+    let mut cfg = EndpointConfig::default();
+    cfg.association.path_mtu = 70_000;
+    let e = Endpoint::bind(cfg, &["127.0.0.1:0".parse().unwrap()]).err();
+    let e = e.expect("refused");
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(
+        e.to_string(),
+        "invalid configuration: path_mtu 70000 is outside 1200..=65535"
+    );
+    let mut cfg = EndpointConfig::default();
+    cfg.association.sack_delay = Duration::from_secs(1);
+    let e = Endpoint::bind(cfg, &["127.0.0.1:0".parse().unwrap()]).err();
+    assert!(
+        e.unwrap()
+            .to_string()
+            .contains("sack_delay 1s exceeds 500ms")
+    );
+}
+
+#[tokio::test]
 async fn echo_several_streams_v4() {
     timeout(LIMIT, echo("127.0.0.1:0")).await.unwrap();
 }

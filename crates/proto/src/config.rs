@@ -5,6 +5,11 @@ use std::time::Duration;
 
 pub use crate::cc::CongestionControl;
 pub use crate::sched::SchedulerKind;
+pub use names::UnknownName;
+pub use validate::{ConfigError, MAX_SACK_DELAY, PATH_MTU_RANGE};
+
+mod names;
+mod validate;
 
 /// Which path a retransmission goes on (Iyengar et al., ToN 2006, §4.3; RFC 9260 §6.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,7 +53,8 @@ pub enum PathPairing {
     All,
 }
 
-/// Settings of one association. `Default` gives the RFC 9260 values.
+/// Settings of one association. `Default` gives the RFC 9260 values;
+/// [`AssociationConfig::validate`] checks a changed one.
 #[derive(Debug, Clone)]
 pub struct AssociationConfig {
     /// RTO.Initial (RFC 9260 §16): 1 s.
@@ -85,9 +91,10 @@ pub struct AssociationConfig {
     pub send_buffer: usize,
     /// Receive buffer: bytes received and not yet read by the application (a_rwnd).
     pub recv_buffer: usize,
-    /// Largest message `send` accepts, in bytes (at most `send_buffer`).
+    /// Largest message `send` accepts, in bytes (at most `send_buffer` and `recv_buffer`).
     pub max_message_size: usize,
-    /// Path MTU assumed before any discovery, in bytes of IP packet.
+    /// Path MTU assumed before any discovery, in bytes of IP packet (within
+    /// [`PATH_MTU_RANGE`]).
     pub path_mtu: usize,
     /// Whether SCTP packets are carried in UDP (RFC 6951): 8 more bytes of headers.
     pub udp_encapsulation: bool,
@@ -174,7 +181,8 @@ impl Default for AssociationConfig {
     }
 }
 
-/// Settings of an endpoint (the SCTP instance of one host and port).
+/// Settings of an endpoint (the SCTP instance of one host and port);
+/// [`EndpointConfig::validate`] checks them.
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
     /// The local SCTP port.

@@ -115,7 +115,19 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// [`Endpoint::new`] after [`EndpointConfig::validate`]: how a driver starts an endpoint
+    /// from a configuration it was given.
+    ///
+    /// # Errors
+    ///
+    /// The first setting `validate` refuses.
+    pub fn try_new(cfg: EndpointConfig, seed: u64) -> Result<Self, crate::ConfigError> {
+        cfg.validate()?;
+        Ok(Self::new(cfg, seed))
+    }
+
     /// An endpoint with its configuration and the seed of every random number it will draw.
+    /// The configuration is taken as it is; [`Endpoint::try_new`] checks it first.
     pub fn new(cfg: EndpointConfig, seed: u64) -> Self {
         let rng = ChaCha8Rng::seed_from_u64(seed);
         let mut secret_rng = ChaCha8Rng::seed_from_u64(seed);

@@ -25,8 +25,8 @@ pub mod trace;
 
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
 pub use config::{
-    AssociationConfig, BufferSplitting, CongestionControl, EndpointConfig, PathPairing, RtxPolicy,
-    SchedulerKind,
+    AssociationConfig, BufferSplitting, ConfigError, CongestionControl, EndpointConfig,
+    PathPairing, RtxPolicy, SchedulerKind, UnknownName,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};
 pub use event::{CloseReason, Event, IcmpError, SendError};

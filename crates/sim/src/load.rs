@@ -15,6 +15,10 @@ use serde::Deserialize;
 use serde::de::IntoDeserializer;
 use toml_edit::{ImDocument, Item, TableLike, Value};
 
+use braid_proto::ConfigError;
+use braid_proto::config::PATH_MTU_RANGE;
+
+use crate::run;
 use crate::scenario::Scenario;
 use crate::sweep::{self, Params, Step, Target};
 
@@ -634,6 +638,25 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
             }
         }
     }
+    if let Some(p) = s.paths.iter().position(|p| p.mtu > *PATH_MTU_RANGE.end()) {
+        return bad(
+            vec![key("path"), Step::Index(p), key("mtu")],
+            format!("path.{}.mtu", s.paths[p].name),
+            format!(
+                "{} exceeds {}, the largest IP packet",
+                s.paths[p].mtu,
+                PATH_MTU_RANGE.end()
+            ),
+        );
+    }
+    if let Err(e) = run::association_config(s).validate() {
+        let (at, key) = config_error_at(s, &e);
+        let message = match e {
+            ConfigError::PathMtu(mtu) => run::first_path_mtu_error(s, mtu),
+            e => e.to_string(),
+        };
+        return bad(at, key, message);
+    }
     for (j, n) in s.association.stream_paths.iter().flatten().enumerate() {
         if !s.paths.iter().any(|p| &p.name == n) {
             return bad(
@@ -668,4 +691,45 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
         );
     }
     Ok(())
+}
+
+/// The key of the file a refused association setting comes from: the one the rule names if
+/// the file sets it (an unset one has the core's default), else the `[association]` table.
+fn config_error_at(s: &Scenario, e: &ConfigError) -> (Vec<Step>, String) {
+    let a = &s.association;
+    let assoc = |k: &str| (vec![key("association"), key(k)], format!("association.{k}"));
+    match e {
+        ConfigError::PathMtu(_) => (
+            vec![key("path"), Step::Index(0), key("mtu")],
+            format!(
+                "path.{}.mtu",
+                s.paths.first().map_or("?", |p| p.name.as_str())
+            ),
+        ),
+        ConfigError::RtoOrder { .. } => assoc(
+            [
+                ("rto_initial", a.rto_initial),
+                ("rto_min", a.rto_min),
+                ("rto_max", a.rto_max),
+            ]
+            .into_iter()
+            .find(|(_, v)| v.is_some())
+            .map_or("rto_initial", |(k, _)| k),
+        ),
+        ConfigError::SackDelay(_) => assoc("sack_delay"),
+        ConfigError::MessageTooLarge { buffer, .. } => {
+            if a.max_message_size.is_some() {
+                assoc("max_message_size")
+            } else if (*buffer == "send_buffer" && a.send_buffer.is_some())
+                || (*buffer == "recv_buffer" && a.recv_buffer.is_some())
+            {
+                assoc(buffer)
+            } else {
+                assoc("buffer")
+            }
+        }
+        ConfigError::Zero { key: k } if *k == "outbound_streams" => assoc("streams"),
+        ConfigError::Zero { key: k } => assoc(k),
+        _ => (vec![key("association")], "association".into()),
+    }
 }

@@ -20,6 +20,9 @@
 //! * `app_messages_missing`, `app_messages_duplicated`: over the whole run, messages of an
 //!   ordered stream the receiving application skipped (a later one arrived first) or got
 //!   twice (or out of order), from the per-stream sequence number in each message.
+//! * `app_messages_corrupt`: over the whole run, messages the receiving application got
+//!   with another length or other bytes than were sent (each message's length and CRC32c,
+//!   see [`crate::traffic`]). These three make [`crate::run::RunResult::check_integrity`].
 //! * `transfer_time_s` (from the start of the run — the association and the transfer start
 //!   at 0 — to the last byte read; NaN if it did not complete) and `transfer_complete`
 //!   (0/1), when the traffic has transfers.
@@ -267,6 +270,8 @@ pub struct Final<'a> {
     pub app_missing: u64,
     /// Messages it got twice or out of order on an ordered stream (whole run).
     pub app_duplicated: u64,
+    /// Messages it got with a wrong length or content (whole run).
+    pub app_corrupt: u64,
 }
 
 fn mbps(bytes: u64, secs: f64) -> f64 {
@@ -444,6 +449,7 @@ impl Metrics {
         m.insert("association_closed".into(), f64::from(u8::from(f.closed)));
         m.insert("app_messages_missing".into(), f.app_missing as f64);
         m.insert("app_messages_duplicated".into(), f.app_duplicated as f64);
+        m.insert("app_messages_corrupt".into(), f.app_corrupt as f64);
         if let Some(done) = f.transfer {
             m.insert(
                 "transfer_time_s".into(),

@@ -13,12 +13,14 @@ use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use braid_proto::config::PATH_MTU_RANGE;
 use braid_proto::{
-    AssocId, Association, AssociationConfig, BufferSplitting, CongestionControl, Endpoint,
-    EndpointConfig, Event, Instant, RtxPolicy, SchedulerKind,
+    AssocId, Association, AssociationConfig, ConfigError, Endpoint, EndpointConfig, Event, Instant,
 };
+use braid_wire::chunk::{DATA_HEADER_LEN, Data, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
-use bytes::BytesMut;
+use braid_wire::{Chunk, Packet};
+use bytes::{Bytes, BytesMut};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
@@ -30,10 +32,9 @@ use crate::net::{
     RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
     competing_sender_addr, path_of,
 };
-use crate::scenario::{
-    BufferSplittingSpec, CcSpec, RtxPolicySpec, Scenario, SchedulerSpec, TrafficSpec,
-};
+use crate::scenario::{Scenario, TrafficSpec};
 use crate::traffic::{SQINFO_QUEUE_MESSAGES, Sink, Source, SourceKind};
+use crate::units::Size;
 
 /// Options of one run.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +45,64 @@ pub struct RunOptions {
     pub pcap: Option<PathBuf>,
     /// Write the time series (if the scenario asks for one) here, as CSV.
     pub timeseries: Option<PathBuf>,
+    /// Damage the sender's DATA on purpose (tests of the integrity check).
+    pub fault: Option<Fault>,
+}
+
+/// The receiving application did not get every message intact, once and in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "integrity check failed: {corrupt} message(s) corrupt, {missing} missing, {duplicated} \
+     duplicated at the receiving application"
+)]
+pub struct IntegrityError {
+    /// `app_messages_corrupt`.
+    pub corrupt: u64,
+    /// `app_messages_missing`.
+    pub missing: u64,
+    /// `app_messages_duplicated`.
+    pub duplicated: u64,
+}
+
+impl RunResult {
+    /// Whether the measured association delivered every message as it was sent: none corrupt,
+    /// none missing or duplicated on an ordered stream. A metric the run did not report
+    /// counts as 0.
+    ///
+    /// # Errors
+    ///
+    /// The counts, if any is not 0.
+    pub fn check_integrity(&self) -> Result<(), IntegrityError> {
+        let count = |k: &str| self.metrics.get(k).map_or(0, |v| *v as u64);
+        let e = IntegrityError {
+            corrupt: count("app_messages_corrupt"),
+            missing: count("app_messages_missing"),
+            duplicated: count("app_messages_duplicated"),
+        };
+        if e.corrupt + e.missing + e.duplicated == 0 {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    }
+}
+
+/// A deliberate defect in the DATA chunks the measured association's sender puts on the
+/// wire (the packet's checksum made right again, so the receiver takes it as a buggy
+/// sender's), to check that the simulator's ground truth catches what such a bug does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Flips the last bit of the user data of every `every`th DATA chunk sent.
+    FlipBit {
+        /// Period, in DATA chunks (1: all of them).
+        every: u64,
+    },
+    /// Cuts the last 4 bytes of the user data of every `every`th DATA chunk sent (as a chunk
+    /// length that does not fit its field would).
+    Truncate {
+        /// Period, in DATA chunks (1: all of them).
+        every: u64,
+    },
 }
 
 /// What one run measured.
@@ -65,6 +124,10 @@ pub enum SimError {
     /// The scenario is inconsistent (e.g. a pcap of a path that does not exist).
     #[error("scenario: {0}")]
     Scenario(String),
+    /// The association settings the scenario makes are refused by the core's
+    /// [`AssociationConfig::validate`].
+    #[error("scenario: association: {0}")]
+    Config(ConfigError),
     /// Writing an output file failed.
     #[error("{path}: {source}")]
     Io {
@@ -193,6 +256,14 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         if p.mtu < 68 + header_bytes(s) {
             return err(format!("path {}: mtu too small", p.name));
         }
+        if p.mtu > *PATH_MTU_RANGE.end() {
+            return err(format!(
+                "path {}: mtu {} exceeds {}, the largest IP packet",
+                p.name,
+                p.mtu,
+                PATH_MTU_RANGE.end()
+            ));
+        }
     }
     if let Some(b) = &s.bottleneck
         && b.competing_flows > MAX_COMPETING
@@ -200,7 +271,11 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         return err(format!("at most {MAX_COMPETING} competing flows"));
     }
     let cfg = association_config(s);
-    let max_msg = cfg.max_message_size.min(cfg.send_buffer);
+    cfg.validate().map_err(|e| match e {
+        ConfigError::PathMtu(mtu) => SimError::Scenario(first_path_mtu_error(s, mtu)),
+        e => SimError::Config(e),
+    })?;
+    let max_msg = cfg.max_message_size;
     let mut streams = 0usize;
     for t in &s.traffic {
         let (n, size) = match t {
@@ -236,7 +311,7 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         }
         if size > max_msg {
             return err(format!(
-                "message size {size} exceeds the send buffer or max_message_size ({max_msg})"
+                "message size {size} exceeds max_message_size or a buffer ({max_msg})"
             ));
         }
         streams += usize::from(n);
@@ -265,13 +340,26 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
     Ok(())
 }
 
+/// The first path's mtu is the association's initial path MTU, which the core bounds.
+pub fn first_path_mtu_error(s: &Scenario, mtu: usize) -> String {
+    format!(
+        "path {}: mtu {mtu} is outside {}..={}: the first path's mtu is the association's \
+         path_mtu",
+        s.paths.first().map_or("?", |p| p.name.as_str()),
+        PATH_MTU_RANGE.start(),
+        PATH_MTU_RANGE.end()
+    )
+}
+
 /// IP and UDP header bytes in front of each SCTP packet.
 fn header_bytes(s: &Scenario) -> usize {
     20 + if s.udp { 8 } else { 0 }
 }
 
 /// The association settings of a scenario: braid's defaults, the scenario's overrides, UDP
-/// encapsulation as the scenario says and the path MTU of path 0 (the core's primary).
+/// encapsulation as the scenario says and the path MTU of path 0 (the core's primary). An
+/// unset `max_message_size` is the default bounded by both buffers (what the core's `send`
+/// accepts and a peer configured alike can hold). Not validated: see [`validate`].
 pub fn association_config(s: &Scenario) -> AssociationConfig {
     let a = &s.association;
     let d = AssociationConfig::default();
@@ -284,6 +372,11 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
             | TrafficSpec::OnOff { streams, .. } => *streams,
         })
         .fold(0u16, u16::saturating_add);
+    let bytes = |v: Option<Size>, default: usize| {
+        v.map_or(default, |v| usize::try_from(v.0).unwrap_or(usize::MAX))
+    };
+    let send_buffer = bytes(a.send_buffer.or(a.buffer), d.send_buffer);
+    let recv_buffer = bytes(a.recv_buffer.or(a.buffer), d.recv_buffer);
     AssociationConfig {
         rto_initial: a.rto_initial.map_or(d.rto_initial, |v| v.0),
         rto_min: a.rto_min.map_or(d.rto_min, |v| v.0),
@@ -298,15 +391,12 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
             .association_max_retrans
             .unwrap_or(d.association_max_retrans),
         outbound_streams: a.streams.unwrap_or(d.outbound_streams).max(streams),
-        send_buffer: a.send_buffer.or(a.buffer).map_or(d.send_buffer, |v| {
-            usize::try_from(v.0).unwrap_or(usize::MAX)
-        }),
-        recv_buffer: a.recv_buffer.or(a.buffer).map_or(d.recv_buffer, |v| {
-            usize::try_from(v.0).unwrap_or(usize::MAX)
-        }),
-        max_message_size: a.max_message_size.map_or(d.max_message_size, |v| {
-            usize::try_from(v.0).unwrap_or(usize::MAX)
-        }),
+        send_buffer,
+        recv_buffer,
+        max_message_size: a.max_message_size.map_or(
+            d.max_message_size.min(send_buffer).min(recv_buffer).max(1),
+            |v| usize::try_from(v.0).unwrap_or(usize::MAX),
+        ),
         path_mtu: s.paths.first().map_or(d.path_mtu, |p| p.mtu),
         udp_encapsulation: s.udp,
         stream_buffer_low: sqinfo_low_mark(s).unwrap_or(d.stream_buffer_low),
@@ -314,36 +404,11 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         cmt_sfr: a.cmt_sfr.unwrap_or(d.cmt_sfr),
         cmt_cuc: a.cmt_cuc.unwrap_or(d.cmt_cuc),
         cmt_dac: a.cmt_dac.unwrap_or(d.cmt_dac),
-        cc: a.cc.map_or(d.cc, |c| match c {
-            CcSpec::Reno => CongestionControl::Reno,
-            CcSpec::CmtRpv1 => CongestionControl::CmtRpv1,
-            CcSpec::CmtRpv2 => CongestionControl::CmtRpv2,
-            CcSpec::Lia => CongestionControl::Lia,
-        }),
-        rtx_policy: a.rtx_policy.map_or(d.rtx_policy, |r| match r {
-            RtxPolicySpec::Same => RtxPolicy::Same,
-            RtxPolicySpec::Asap => RtxPolicy::Asap,
-            RtxPolicySpec::Cwnd => RtxPolicy::Cwnd,
-            RtxPolicySpec::Ssthresh => RtxPolicy::Ssthresh,
-            RtxPolicySpec::Lossrate => RtxPolicy::Lossrate,
-        }),
+        cc: a.cc.unwrap_or(d.cc),
+        rtx_policy: a.rtx_policy.unwrap_or(d.rtx_policy),
         nr_sack: a.nr_sack.unwrap_or(d.nr_sack),
-        buffer_splitting: a.buffer_splitting.map_or(d.buffer_splitting, |b| match b {
-            BufferSplittingSpec::None => BufferSplitting::None,
-            BufferSplittingSpec::Send => BufferSplitting::Send,
-            BufferSplittingSpec::Receive => BufferSplitting::Receive,
-            BufferSplittingSpec::Both => BufferSplitting::Both,
-        }),
-        stream_scheduler: a.stream_scheduler.map_or(d.stream_scheduler, |k| match k {
-            SchedulerSpec::Fcfs => SchedulerKind::Fcfs,
-            SchedulerSpec::RoundRobin => SchedulerKind::RoundRobin,
-            SchedulerSpec::RoundRobinPacket => SchedulerKind::RoundRobinPacket,
-            SchedulerSpec::Priority => SchedulerKind::Priority,
-            SchedulerSpec::FairCapacity => SchedulerKind::FairCapacity,
-            SchedulerSpec::Wfq => SchedulerKind::Wfq,
-            SchedulerSpec::Fixed => SchedulerKind::Fixed,
-            SchedulerSpec::Adaptive => SchedulerKind::Adaptive,
-        }),
+        buffer_splitting: a.buffer_splitting.unwrap_or(d.buffer_splitting),
+        stream_scheduler: a.stream_scheduler.unwrap_or(d.stream_scheduler),
         stream_paths: stream_path_indices(s),
         ..d
     }
@@ -431,6 +496,9 @@ struct World<'s> {
     first_tsn: Option<u32>,
     cum_ack: Option<u32>,
     closed: bool,
+    /// The defect injected into A's DATA, and A's DATA chunks seen so far.
+    fault: Option<Fault>,
+    fault_seen: u64,
 }
 
 impl<'s> World<'s> {
@@ -441,7 +509,7 @@ impl<'s> World<'s> {
         let mut seeder = ChaCha8Rng::seed_from_u64(opts.seed);
         seeder.set_stream(1 << 40);
         let endpoint = |seeder: &mut ChaCha8Rng, port: u16, listen: bool| {
-            Endpoint::new(
+            Endpoint::try_new(
                 EndpointConfig {
                     port,
                     listen,
@@ -450,15 +518,16 @@ impl<'s> World<'s> {
                 },
                 seeder.next_u64(),
             )
+            .map_err(SimError::Config)
         };
         let n = s.paths.len();
         let mut a = Host::new(
-            endpoint(&mut seeder, SENDER_PORT, false),
+            endpoint(&mut seeder, SENDER_PORT, false)?,
             (0..n).map(a_addr).collect(),
             0,
         );
         let mut b = Host::new(
-            endpoint(&mut seeder, RECEIVER_PORT, true),
+            endpoint(&mut seeder, RECEIVER_PORT, true)?,
             (0..n).map(b_addr).collect(),
             0,
         );
@@ -500,16 +569,19 @@ impl<'s> World<'s> {
         let mut hosts = vec![a, b];
         let competing = s.bottleneck.as_ref().map_or(0, |b| b.competing_flows);
         // A competing sender fills whole packets of the first path's MTU.
-        let full = s.paths[0].mtu.saturating_sub(header + 12 + 16).max(1);
+        let full = s.paths[0]
+            .mtu
+            .saturating_sub(header + braid_wire::COMMON_HEADER_LEN + DATA_HEADER_LEN)
+            .max(1);
         for k in 0..competing {
             let flow = u16::try_from(k + 1).unwrap_or(u16::MAX);
             let mut c = Host::new(
-                endpoint(&mut seeder, SENDER_PORT, false),
+                endpoint(&mut seeder, SENDER_PORT, false)?,
                 vec![competing_sender_addr(k)],
                 flow,
             );
             let mut d = Host::new(
-                endpoint(&mut seeder, RECEIVER_PORT, true),
+                endpoint(&mut seeder, RECEIVER_PORT, true)?,
                 vec![competing_receiver_addr(k)],
                 flow,
             );
@@ -571,6 +643,8 @@ impl<'s> World<'s> {
             first_tsn: None,
             cum_ack: None,
             closed: false,
+            fault: opts.fault,
+            fault_seen: 0,
         })
     }
 
@@ -847,7 +921,12 @@ impl<'s> World<'s> {
                 self.packet_arena = BytesMut::with_capacity(64 * 1024);
             }
             self.packet_arena.extend_from_slice(sctp);
-            let payload = self.packet_arena.split().freeze();
+            let mut payload = self.packet_arena.split().freeze();
+            if h == HOST_A
+                && let Some(f) = self.fault
+            {
+                payload = damage(f, &mut self.fault_seen, payload);
+            }
             let mut d = Datagram {
                 src: t.local,
                 dst: t.remote,
@@ -974,6 +1053,7 @@ impl<'s> World<'s> {
             closed: self.closed,
             app_missing: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.missing),
             app_duplicated: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.duplicated),
+            app_corrupt: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.corrupt),
         };
         let metrics = self.metrics.finish(f);
         Ok(RunResult {
@@ -988,35 +1068,65 @@ fn assoc(h: &Host) -> Option<&Association> {
     h.assoc.and_then(|id| h.ep.association(id))
 }
 
+/// Applies `fault` to the DATA chunks of packet `p` (counting them in `seen`) and encodes
+/// it again through braid-wire, checksum included, if it damaged one.
+fn damage(fault: Fault, seen: &mut u64, p: Bytes) -> Bytes {
+    let Ok(mut packet) = Packet::decode_unverified(&p) else {
+        return p;
+    };
+    let (Fault::FlipBit { every } | Fault::Truncate { every }) = fault;
+    let mut changed = false;
+    for c in &mut packet.chunks {
+        let Chunk::Data(d) = c else {
+            continue;
+        };
+        *seen += 1;
+        // Never empty a chunk: the core would answer No User Data (RFC 9260 §6.2).
+        if !seen.is_multiple_of(every.max(1)) || d.user_data.len() <= 4 {
+            continue;
+        }
+        let mut u = d.user_data.to_vec();
+        match fault {
+            Fault::FlipBit { .. } => {
+                if let Some(b) = u.last_mut() {
+                    *b ^= 1;
+                }
+            }
+            Fault::Truncate { .. } => u.truncate(u.len() - 4),
+        }
+        d.user_data = u.into();
+        changed = true;
+    }
+    if !changed {
+        return p;
+    }
+    packet.to_vec().map_or(p, Bytes::from)
+}
+
 /// Calls `f(tsn, user data length)` for each DATA chunk of an SCTP packet (RFC 9260
-/// §3.3.1), walking the chunk headers only.
-fn for_each_data(p: &[u8], mut f: impl FnMut(u32, u32)) {
-    let mut off = braid_wire::COMMON_HEADER_LEN;
-    while let Some(h) = p.get(off..off + 8) {
-        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
-        if len < 4 || off + len > p.len() {
+/// §3.3.1), decoded by braid-wire; a malformed chunk ends the walk as it ends the core's.
+fn for_each_data(p: &Bytes, mut f: impl FnMut(u32, u32)) {
+    for raw in braid_wire::raw_chunks(p) {
+        let Ok(raw) = raw else {
             return;
+        };
+        if let Some(Ok(d)) = raw.decode_as::<Data>() {
+            f(d.tsn, u32::try_from(d.user_data.len()).unwrap_or(u32::MAX));
         }
-        if h[0] == 0 && len >= braid_wire::chunk::DATA_HEADER_LEN {
-            let tsn = u32::from_be_bytes([h[4], h[5], h[6], h[7]]);
-            f(tsn, (len - braid_wire::chunk::DATA_HEADER_LEN) as u32);
-        }
-        off += (len + 3) & !3;
     }
 }
 
-/// The cumulative TSN ack of the first SACK chunk of an SCTP packet (RFC 9260 §3.3.4).
-fn sack_cum_tsn(p: &[u8]) -> Option<u32> {
-    let mut off = braid_wire::COMMON_HEADER_LEN;
-    while let Some(h) = p.get(off..off + 8) {
-        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
-        if len < 4 || off + len > p.len() {
-            return None;
+/// The cumulative TSN ack of the first SACK or NR-SACK chunk of an SCTP packet (RFC 9260
+/// §3.3.4; NR-SACK, draft-tuexen-tsvwg-sctp-multipath §4.1, has the same field first).
+fn sack_cum_tsn(p: &Bytes) -> Option<u32> {
+    for raw in braid_wire::raw_chunks(p) {
+        let raw = raw.ok()?;
+        if let Some(sack) = raw.decode_as::<Sack>() {
+            return sack.ok().map(|s| s.cum_tsn_ack);
         }
-        if h[0] == 3 && len >= 16 {
-            return Some(u32::from_be_bytes([h[4], h[5], h[6], h[7]]));
+        if let Some(nr) = raw.decode_as::<NrSack>() {
+            return nr.ok().map(|s| s.cum_tsn_ack);
         }
-        off += (len + 3) & !3;
     }
     None
 }

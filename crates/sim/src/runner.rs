@@ -5,7 +5,9 @@
 //! * Parallelism: `jobs` worker threads take runs from a shared counter; results are sorted by
 //!   (point, seed) afterwards, so nothing written depends on `jobs` or on timing.
 //! * A run that fails (an error, or a panic, which is caught) is recorded with its point and
-//!   seed; the others go on, and the files hold what succeeded.
+//!   seed; the others go on, and the files hold what succeeded. A run whose receiving
+//!   application got a message corrupt, missing or twice completes with its metrics and is
+//!   listed by [`Outcome::integrity_failures`].
 //! * Per-run files: a scenario with a `[pcap]` table gets `DIR/pcap/point{P}-seed{S}.pcap`, one
 //!   with `timeseries` gets `DIR/timeseries/point{P}-seed{S}.csv` (both via [`RunOptions`]).
 //!
@@ -32,7 +34,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::load::Experiment;
-use crate::run::{RunOptions, RunResult, SimError};
+use crate::run::{IntegrityError, RunOptions, RunResult, SimError};
 use crate::scenario::Scenario;
 use crate::stats::Summary;
 use crate::sweep::{Params, display_value};
@@ -73,6 +75,15 @@ impl Outcome {
     /// The runs that failed.
     pub fn failures(&self) -> impl Iterator<Item = &RunRecord> {
         self.runs.iter().filter(|r| r.result.is_err())
+    }
+
+    /// The runs that completed but failed [`RunResult::check_integrity`] (their metrics are
+    /// in the output files all the same).
+    pub fn integrity_failures(&self) -> impl Iterator<Item = (&RunRecord, IntegrityError)> {
+        self.runs.iter().filter_map(|r| {
+            let e = r.result.as_ref().ok()?.check_integrity().err()?;
+            Some((r, e))
+        })
     }
 }
 
@@ -154,6 +165,7 @@ pub fn run_all(
             } else {
                 None
             },
+            fault: None,
         });
     }
 

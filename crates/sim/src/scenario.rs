@@ -5,6 +5,7 @@
 //! A scenario file may hold a `[sweep]` table; [`crate::sweep`] expands it into one
 //! [`Scenario`] per sweep point, each of which [`crate::run::run`] simulates once per seed.
 
+use braid_proto::{BufferSplitting, CongestionControl, RtxPolicy, SchedulerKind};
 use serde::Deserialize;
 
 use crate::units::{Dur, Rate, Size};
@@ -257,91 +258,20 @@ pub struct AssociationSpec {
     /// CMT Delayed Ack for CMT.
     #[serde(alias = "dac")]
     pub cmt_dac: Option<bool>,
-    /// Congestion control of every path.
-    pub cc: Option<CcSpec>,
-    /// Which path a retransmission goes on.
-    pub rtx_policy: Option<RtxPolicySpec>,
+    /// Congestion control of every path: `reno`, `cmt-rpv1`, `cmt-rpv2`, `lia`.
+    pub cc: Option<CongestionControl>,
+    /// Which path a retransmission goes on: `same`, `asap`, `cwnd`, `ssthresh`, `lossrate`.
+    pub rtx_policy: Option<RtxPolicy>,
     /// Offer and use NR-SACK.
     pub nr_sack: Option<bool>,
-    /// Per-path shares of the send buffer, the peer's window, or both.
-    pub buffer_splitting: Option<BufferSplittingSpec>,
-    /// The sender's stream scheduler (RFC 8260, 001_*.txt §4).
-    pub stream_scheduler: Option<SchedulerSpec>,
+    /// Per-path shares of the send buffer, the peer's window, or both: `none`, `send`,
+    /// `receive`, `both`.
+    pub buffer_splitting: Option<BufferSplitting>,
+    /// The sender's stream scheduler (RFC 8260, 001_*.txt §4): a name of
+    /// [`SchedulerKind::NAMES`].
+    pub stream_scheduler: Option<SchedulerKind>,
     /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* names the path of stream *i*.
     pub stream_paths: Option<Vec<String>>,
-}
-
-/// Congestion control (`cc`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CcSpec {
-    /// Independent RFC 9260 §7.2 controllers per path.
-    Reno,
-    /// CMT/RP version 1.
-    CmtRpv1,
-    /// CMT/RP version 2.
-    CmtRpv2,
-    /// Linked Increases (RFC 6356).
-    Lia,
-}
-
-/// Retransmission path policy (`rtx_policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RtxPolicySpec {
-    /// RTX-SAME.
-    Same,
-    /// RTX-ASAP.
-    Asap,
-    /// RTX-CWND.
-    Cwnd,
-    /// RTX-SSTHRESH.
-    Ssthresh,
-    /// RTX-LOSSRATE.
-    Lossrate,
-}
-
-/// Buffer splitting (`buffer_splitting`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BufferSplittingSpec {
-    /// No per-path limit.
-    None,
-    /// Send buffer split.
-    Send,
-    /// Receive window split.
-    Receive,
-    /// Both.
-    Both,
-}
-
-/// Stream scheduler (`stream_scheduler`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum SchedulerSpec {
-    /// First come, first served.
-    #[serde(rename = "fcfs")]
-    Fcfs,
-    /// Round-robin per message.
-    #[serde(rename = "rr")]
-    RoundRobin,
-    /// Round-robin per packet.
-    #[serde(rename = "rr-packet")]
-    RoundRobinPacket,
-    /// Strict priority.
-    #[serde(rename = "priority")]
-    Priority,
-    /// Fair capacity.
-    #[serde(rename = "fc")]
-    FairCapacity,
-    /// Weighted fair queueing.
-    #[serde(rename = "wfq")]
-    Wfq,
-    /// Fixed stream-to-path mapping (`stream_paths`).
-    #[serde(rename = "fixed")]
-    Fixed,
-    /// Adaptive stream-to-path mapping.
-    #[serde(rename = "adaptive")]
-    Adaptive,
 }
 
 /// What the application of the measured association does.

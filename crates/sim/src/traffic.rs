@@ -1,12 +1,20 @@
 //! The applications: traffic sources at the sender (saturated, fixed-size transfer, on/off)
 //! and the sink at the receiver, which reads every message as soon as it is readable.
 //!
-//! Every message carries, in its first 8 bytes, the virtual time at which `send` accepted it
-//! (nanoseconds, big-endian), so the sink measures each message's delay from generation at
-//! the sender's application to delivery to the receiver's, whatever the delivery order.
-//! Messages shorter than 8 bytes carry no stamp and give no delay sample. The next 8 bytes
-//! (if the message is long enough) hold the message's sequence number in its stream, from
-//! which the sink counts messages missing or duplicated on ordered streams.
+//! Every message starts with a header (big-endian), cut short in a shorter message:
+//!
+//! * bytes 0..8: the virtual time at which `send` accepted it (nanoseconds), so the sink
+//!   measures each message's delay from generation at the sender's application to delivery
+//!   to the receiver's, whatever the delivery order (no stamp, no delay sample);
+//! * 8..16: its sequence number in its stream, from which the sink counts messages missing
+//!   or duplicated on ordered streams;
+//! * 16..20: its length, and 20..24: the CRC32c of the whole message with these 4 bytes
+//!   taken as zero, so the sink catches a message delivered truncated, extended or with
+//!   wrong bytes;
+//!
+//! and the rest is a pattern drawn from its stream and sequence number, so a piece of another
+//! message in its place changes the checksum. A message shorter than the header carries no
+//! checksum; the sink counts it corrupt if its source never sends one that short.
 //!
 //! A saturated source writes its streams in strict round-robin order, retrying the same
 //! stream while the send buffer is full (the plain socket API of 001_*.txt §6.2), or, with
@@ -17,6 +25,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use braid_proto::{Association, Instant, ReceivedMessage, SendError, SendOptions};
+use braid_wire::crc32c::{crc32c, crc32c_append};
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::link::serialization_time;
@@ -25,8 +34,17 @@ use crate::scenario::TrafficSpec;
 /// Bytes of the generation stamp at the start of a message.
 pub const STAMP_LEN: usize = 8;
 
-/// Bytes of the stamp and the per-stream sequence number.
-pub const HEADER_LEN: usize = 16;
+/// End of the per-stream sequence number, after the stamp.
+pub const SEQ_END: usize = 16;
+
+/// Where the message's length (`u32`) is.
+const LEN_AT: usize = 16;
+
+/// Where the message's CRC32c (`u32`) is.
+const CRC_AT: usize = 20;
+
+/// Bytes of the whole header: stamp, sequence number, length and checksum.
+pub const HEADER_LEN: usize = 24;
 
 /// Sender queue info: a stream is refilled while fewer messages than this wait unsent in its
 /// queue (enough for a Max.Burst of 4 packets between two application turns, 001_*.txt §6.2).
@@ -35,23 +53,73 @@ pub const SQINFO_QUEUE_MESSAGES: usize = 8;
 /// Size of the buffer messages are cut from (one allocation for many messages).
 const ARENA: usize = 1 << 20;
 
-/// A message of `len` bytes stamped with `now` and sequence number `seq`, cut from `arena`.
-pub fn stamped_message(arena: &mut BytesMut, now: Instant, seq: u64, len: usize) -> Bytes {
+/// A message of `len` bytes of `stream` stamped with `now` and sequence number `seq`, cut
+/// from `arena`: the header, then the pattern of ([`pattern_seed`]).
+pub fn stamped_message(
+    arena: &mut BytesMut,
+    now: Instant,
+    stream: u16,
+    seq: u64,
+    len: usize,
+) -> Bytes {
     if arena.capacity() < len {
         *arena = BytesMut::with_capacity(ARENA.max(len));
     }
     let mut head = [0u8; HEADER_LEN];
     head[..STAMP_LEN].copy_from_slice(&(now.since_epoch().as_nanos() as u64).to_be_bytes());
-    head[STAMP_LEN..].copy_from_slice(&seq.to_be_bytes());
+    head[STAMP_LEN..SEQ_END].copy_from_slice(&seq.to_be_bytes());
+    head[LEN_AT..CRC_AT].copy_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes());
     let n = len.min(HEADER_LEN);
     arena.put_slice(&head[..n]);
-    arena.put_bytes(0, len - n);
+    let mut word = pattern_seed(stream, seq);
+    let mut left = len - n;
+    while left >= 8 {
+        arena.put_u64_le(word);
+        word = word.wrapping_add(PATTERN_STEP);
+        left -= 8;
+    }
+    arena.put_slice(&word.to_le_bytes()[..left]);
+    if len >= HEADER_LEN {
+        let crc = checksum(arena);
+        arena[CRC_AT..HEADER_LEN].copy_from_slice(&crc.to_be_bytes());
+    }
     arena.split().freeze()
+}
+
+/// Added to each 8-byte word of the pattern (the golden ratio, as SplitMix64 steps).
+const PATTERN_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// First word of a message's pattern: SplitMix64's mix of its stream and sequence number,
+/// so no two messages of a run share one.
+pub fn pattern_seed(stream: u16, seq: u64) -> u64 {
+    let mut z = ((u64::from(stream) << 48) ^ seq).wrapping_add(PATTERN_STEP);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// CRC32c of a message of at least [`HEADER_LEN`] bytes with its checksum field as zero.
+fn checksum(m: &[u8]) -> u32 {
+    crc32c_append(
+        crc32c_append(crc32c(&m[..CRC_AT]), &[0; 4]),
+        &m[HEADER_LEN..],
+    )
+}
+
+/// Whether a message of at least [`HEADER_LEN`] bytes has the length and checksum its
+/// header says (shorter ones carry neither: `None`).
+pub fn intact(m: &[u8]) -> Option<bool> {
+    let len: [u8; 4] = m.get(LEN_AT..CRC_AT)?.try_into().ok()?;
+    let crc: [u8; 4] = m.get(CRC_AT..HEADER_LEN)?.try_into().ok()?;
+    Some(
+        usize::try_from(u32::from_be_bytes(len)).is_ok_and(|l| l == m.len())
+            && u32::from_be_bytes(crc) == checksum(m),
+    )
 }
 
 /// The per-stream sequence number carried by a message, if it is long enough to carry one.
 pub fn read_seq(data: &[u8]) -> Option<u64> {
-    let b: [u8; 8] = data.get(STAMP_LEN..HEADER_LEN)?.try_into().ok()?;
+    let b: [u8; 8] = data.get(STAMP_LEN..SEQ_END)?.try_into().ok()?;
     Some(u64::from_be_bytes(b))
 }
 
@@ -197,6 +265,22 @@ impl Source {
         self.first_stream..self.first_stream + self.streams
     }
 
+    /// Length of the shortest message it sends: the last one of a transfer may be short.
+    pub fn shortest_message(&self) -> usize {
+        match self.kind {
+            SourceKind::Transfer { total } => {
+                let size = self.message_size as u64;
+                let last = if total % size == 0 {
+                    size
+                } else {
+                    total % size
+                };
+                usize::try_from(last).unwrap_or(usize::MAX)
+            }
+            SourceKind::Saturated | SourceKind::OnOff { .. } => self.message_size,
+        }
+    }
+
     /// Whether everything it will ever send was accepted (transfers only).
     pub fn done_sending(&self) -> bool {
         matches!(self.kind, SourceKind::Transfer { total } if self.sent_bytes >= total)
@@ -270,8 +354,8 @@ impl Source {
             if a.send_buffered() + len > send_buffer {
                 return;
             }
-            let msg = stamped_message(arena, now, self.seq[usize::from(rel)], len);
             let stream = self.first_stream + rel;
+            let msg = stamped_message(arena, now, stream, self.seq[usize::from(rel)], len);
             let opts = SendOptions {
                 unordered: self.unordered,
                 ..SendOptions::default()
@@ -358,10 +442,14 @@ pub struct Sink {
     transfers: Vec<Transfer>,
     /// Ordered streams of the measured sources, checked for loss and duplication.
     checked: std::collections::BTreeMap<u16, SeqCheck>,
+    /// Streams of the measured sources whose every message carries a checksum.
+    summed: std::collections::BTreeSet<u16>,
     /// Messages skipped on an ordered stream (a later sequence number arrived first).
     pub missing: u64,
     /// Messages delivered twice or out of order on an ordered stream.
     pub duplicated: u64,
+    /// Messages whose length or content is not what their source sent.
+    pub corrupt: u64,
     /// Bytes received in all.
     pub bytes: u64,
     /// Messages received in all.
@@ -385,15 +473,22 @@ impl Sink {
             .collect();
         let checked = sources
             .iter()
-            .filter(|s| !s.unordered && s.message_size >= HEADER_LEN)
+            .filter(|s| !s.unordered && s.message_size >= SEQ_END)
             .flat_map(|s| s.stream_range())
             .map(|id| (id, SeqCheck::default()))
+            .collect();
+        let summed = sources
+            .iter()
+            .filter(|s| s.shortest_message() >= HEADER_LEN)
+            .flat_map(|s| s.stream_range())
             .collect();
         Self {
             transfers,
             checked,
+            summed,
             missing: 0,
             duplicated: 0,
+            corrupt: 0,
             bytes: 0,
             messages: 0,
         }
@@ -404,6 +499,8 @@ impl Sink {
         let bytes = m.data.len();
         self.bytes += bytes as u64;
         self.messages += 1;
+        let ok = intact(&m.data).unwrap_or(!self.summed.contains(&m.stream_id));
+        self.corrupt += u64::from(!ok);
         if let (Some(c), Some(seq)) = (self.checked.get_mut(&m.stream_id), read_seq(&m.data)) {
             if seq < c.next {
                 self.duplicated += 1;
@@ -441,5 +538,90 @@ impl Sink {
             .iter()
             .map(|t| t.done)
             .try_fold(Instant::ZERO, |acc, d| d.map(|d| acc.max(d)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(stream: u16, seq: u64, len: usize) -> Bytes {
+        let now = Instant::from_duration(Duration::from_millis(1234));
+        stamped_message(&mut BytesMut::new(), now, stream, seq, len)
+    }
+
+    fn received(stream: u16, data: Bytes) -> ReceivedMessage {
+        ReceivedMessage {
+            stream_id: stream,
+            ppid: 0,
+            unordered: false,
+            data,
+        }
+    }
+
+    #[test]
+    fn the_header_reads_back() {
+        let m = message(3, 7, 1452);
+        assert_eq!(m.len(), 1452);
+        assert_eq!(read_seq(&m), Some(7));
+        assert_eq!(
+            read_stamp(&m),
+            Some(Instant::from_duration(Duration::from_millis(1234)))
+        );
+        assert_eq!(intact(&m), Some(true));
+        for len in [
+            HEADER_LEN,
+            HEADER_LEN + 1,
+            HEADER_LEN + 7,
+            HEADER_LEN + 8,
+            65536,
+        ] {
+            assert_eq!(intact(&message(0, 1, len)), Some(true), "{len}");
+        }
+        assert_eq!(intact(&message(0, 1, HEADER_LEN - 1)), None);
+        assert_eq!(message(0, 1, 5).len(), 5);
+    }
+
+    #[test]
+    fn wrong_bytes_and_wrong_lengths_are_caught() {
+        let m = message(1, 9, 1000);
+        for at in [0, STAMP_LEN, LEN_AT, CRC_AT, HEADER_LEN, 999] {
+            let mut v = m.to_vec();
+            v[at] ^= 0x10;
+            assert_eq!(intact(&v), Some(false), "byte {at}");
+        }
+        assert_eq!(intact(&m[..999]), Some(false), "truncated");
+        let mut longer = m.to_vec();
+        longer.push(0);
+        assert_eq!(intact(&longer), Some(false), "extended");
+        // Another message's bytes in place of this one's (a fragment in the wrong message).
+        let other = message(1, 10, 1000);
+        let mut mixed = m.to_vec();
+        mixed[500..].copy_from_slice(&other[500..]);
+        assert_eq!(intact(&mixed), Some(false), "mixed");
+        assert_ne!(pattern_seed(1, 9), pattern_seed(2, 9));
+        assert_ne!(pattern_seed(1, 9), pattern_seed(1, 10));
+    }
+
+    #[test]
+    fn the_sink_counts_corrupt_messages() {
+        let src = Source::new(SourceKind::Transfer { total: 2500 }, 0, 1, 1000, false);
+        assert_eq!(src.shortest_message(), 500);
+        let mut sink = Sink::new(&[src]);
+        let now = Instant::ZERO;
+        sink.on_message(now, &received(0, message(0, 0, 1000)));
+        assert_eq!(sink.corrupt, 0);
+        let mut bad = message(0, 1, 1000).to_vec();
+        bad[600] ^= 1;
+        sink.on_message(now, &received(0, bad.into()));
+        assert_eq!(sink.corrupt, 1);
+        // Shorter than a header, on a stream whose messages all carry one: truncated.
+        sink.on_message(now, &received(0, message(0, 2, 500).slice(..20)));
+        assert_eq!(sink.corrupt, 2);
+        // Sources whose messages are too short to carry a checksum are not judged.
+        let tiny = Source::new(SourceKind::Saturated, 0, 1, 20, false);
+        let mut sink = Sink::new(&[tiny]);
+        sink.on_message(now, &received(0, message(0, 0, 20)));
+        assert_eq!((sink.corrupt, sink.missing), (0, 0));
     }
 }

@@ -1,6 +1,6 @@
 //! Quantities with units, as written in scenario files: rates ("10Mbit/s", "1.5Gbit/s"),
-//! sizes ("64KiB", "4MB", or a plain number of bytes), durations ("10ms", "60s", "250us",
-//! or a plain number of seconds).
+//! sizes ("64KiB", "4MB", or a plain number of bytes), durations ("10ms", "60s", "250us").
+//! Rates and durations need their unit: `delay = 10` could mean seconds or milliseconds.
 
 use std::fmt;
 use std::time::Duration;
@@ -81,11 +81,18 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
     Ok(Size(b.round() as u64))
 }
 
-/// Parses a duration; a bare number is seconds.
+/// Parses a duration; the unit is required.
 pub fn parse_duration(s: &str) -> Result<Dur, String> {
     let (v, unit) = number_and_unit(s).ok_or_else(|| format!("not a duration: {s:?}"))?;
     let f = match unit {
-        "" | "s" => 1.0,
+        "" => {
+            let n = s.trim();
+            return Err(format!(
+                "a duration needs a unit: {n:?} (write e.g. \"{n}s\" or \"{n}ms\"; units: ns, \
+                 us, ms, s, min)"
+            ));
+        }
+        "s" => 1.0,
         "ms" => 1e-3,
         "us" | "µs" => 1e-6,
         "ns" => 1e-9,
@@ -138,11 +145,7 @@ unit_deserialize!(
     parse_size,
     "a size such as \"64KiB\" or a number of bytes"
 );
-unit_deserialize!(
-    Dur,
-    parse_duration,
-    "a duration such as \"10ms\" or a number of seconds"
-);
+unit_deserialize!(Dur, parse_duration, "a duration such as \"10ms\"");
 
 #[cfg(test)]
 mod tests {
@@ -160,5 +163,27 @@ mod tests {
         assert!(parse_rate("-1Mbit/s").is_err());
         assert!(parse_rate("10 furlongs").is_err());
         assert!(parse_size("12 apples").is_err());
+    }
+
+    #[test]
+    fn a_duration_without_a_unit_is_refused() {
+        for bare in ["10", "0.5", "0", " 3 "] {
+            let e = parse_duration(bare).unwrap_err();
+            assert!(e.contains("needs a unit"), "{bare:?}: {e}");
+        }
+        assert_eq!(parse_duration("0s"), Ok(Dur(Duration::ZERO)));
+        assert_eq!(parse_duration("2min"), Ok(Dur(Duration::from_secs(120))));
+        // A bare TOML number is refused the same way.
+        #[derive(Debug, Deserialize)]
+        struct T {
+            d: Dur,
+        }
+        for text in ["d = 10", "d = 1.5", "d = \"10\""] {
+            let e = toml::from_str::<T>(text)
+                .map(|t| t.d)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("needs a unit"), "{text}: {e}");
+        }
     }
 }

@@ -73,6 +73,7 @@ fn run_with_outputs(s: &Scenario, seed: u64, tag: &str) -> (RunResult, Vec<u8>, 
             seed,
             pcap: Some(pcap.clone()),
             timeseries: Some(series.clone()),
+            fault: None,
         },
     )
     .unwrap();

@@ -233,6 +233,18 @@ fn bad_unit_is_reported_at_its_line() {
 }
 
 #[test]
+fn duration_without_unit_is_reported_at_its_line() {
+    let d = load_err(&BASE.replace("\"10ms\"", "10"));
+    assert_diag(&d, 6, "path.A.delay", "a duration needs a unit");
+    let d = load_err(&BASE.replace("\"10s\"", "\"10\""));
+    assert_diag(&d, 2, "duration", "a duration needs a unit");
+    let d = load_err(&format!("{BASE}[association]\nrto_min = 1\n"));
+    assert_diag(&d, 8, "association.rto_min", "a duration needs a unit");
+    let d = load_err(&format!("{BASE}[sweep]\n\"path.A.delay\" = [\"1ms\", 5]\n"));
+    assert_diag(&d, 8, "sweep \"path.A.delay\"", "a duration needs a unit");
+}
+
+#[test]
 fn negative_rate_is_reported_at_its_line() {
     let d = load_err(&BASE.replace("\"10Mbit/s\"", "\"-10Mbit/s\""));
     assert_diag(&d, 5, "path.A.rate", "rate must be positive");
@@ -336,6 +348,107 @@ fn semantic_errors_have_positions() {
     assert_diag(&d, 3, "warmup", "shorter than the duration");
     let d = load_err(&format!("{BASE}[pcap]\npath = \"Z\"\n"));
     assert_diag(&d, 8, "pcap.path", "no path named \"Z\"");
+}
+
+#[test]
+fn association_settings_the_core_refuses_are_reported_at_their_key() {
+    let assoc = |kv: &str| load_err(&format!("{BASE}[association]\n{kv}\n"));
+    let d = assoc("sack_delay = \"600ms\"");
+    assert_diag(&d, 8, "association.sack_delay", "exceeds 500ms");
+    let d = assoc("rto_min = \"2s\"");
+    assert_diag(
+        &d,
+        8,
+        "association.rto_min",
+        "rto_min (2s) <= rto_initial (1s)",
+    );
+    let d = assoc("max_burst = 0");
+    assert_diag(&d, 8, "association.max_burst", "must not be 0");
+    let d = assoc("buffer = \"64KiB\"\nmax_message_size = \"100KiB\"");
+    assert_diag(
+        &d,
+        9,
+        "association.max_message_size",
+        "max_message_size (102400) exceeds send_buffer (65536)",
+    );
+    // An unset max_message_size follows the buffers.
+    let e = load_str(&format!("{BASE}[association]\nrecv_buffer = \"16KiB\"\n"));
+    let c = braid_sim::run::association_config(&e.points[0].scenario);
+    assert_eq!(c.max_message_size, 16 * 1024);
+    // Swept values too.
+    let d = load_err(&format!(
+        "{BASE}[sweep]\n\"association.sack_delay\" = [\"200ms\", \"1s\"]\n"
+    ));
+    assert_diag(&d, 8, "sweep \"association.sack_delay\"", "exceeds 500ms");
+}
+
+#[test]
+fn path_mtu_is_bounded() {
+    let d = load_err(&format!("{BASE}mtu = 70000\n"));
+    assert_diag(
+        &d,
+        7,
+        "path.A.mtu",
+        "70000 exceeds 65535, the largest IP packet",
+    );
+    // The first path's mtu is the core's initial path MTU: at least 1200.
+    let d = load_err(&format!("{BASE}mtu = 1000\n"));
+    assert_diag(&d, 7, "path.A.mtu", "1000 is outside 1200..=65535");
+    let second = "[[path]]\nname = \"B\"\nrate = \"1Mbit/s\"\ndelay = \"1ms\"\n";
+    let d = load_err(&format!("{BASE}{second}mtu = 65536\n"));
+    assert_diag(&d, 11, "path.B.mtu", "exceeds 65535");
+    // A smaller link MTU further on is a scenario (ICMP "too big", path MTU discovery).
+    load_str(&format!("{BASE}{second}mtu = 576\n"));
+    // The simulator refuses them too, without the loader.
+    let mut sc = load_str(BASE).points.remove(0).scenario;
+    sc.paths[0].mtu = 70000;
+    let e = braid_sim::run::run(&sc, &RunOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("exceeds 65535"), "{e}");
+    sc.paths[0].mtu = 1199;
+    let e = braid_sim::run::validate(&sc).unwrap_err();
+    assert!(e.to_string().contains("is outside 1200..=65535"), "{e}");
+}
+
+#[test]
+fn bad_names_of_the_core_s_enums_list_the_valid_ones() {
+    // The messages are those of the simulator's former mirrored enums, word for word.
+    let assoc = |kv: &str| load_err(&format!("{BASE}[association]\n{kv}\n"));
+    let d = assoc("cc = \"cubic\"");
+    assert_diag(
+        &d,
+        8,
+        "association.cc",
+        "unknown variant `cubic`, expected one of `reno`, `cmt-rpv1`, `cmt-rpv2`, `lia`",
+    );
+    let d = assoc("rtx_policy = \"fastest\"");
+    assert_diag(
+        &d,
+        8,
+        "association.rtx_policy",
+        "unknown variant `fastest`, expected one of `same`, `asap`, `cwnd`, `ssthresh`, \
+         `lossrate`",
+    );
+    let d = assoc("buffer_splitting = \"half\"");
+    assert_diag(
+        &d,
+        8,
+        "association.buffer_splitting",
+        "unknown variant `half`, expected one of `none`, `send`, `receive`, `both`",
+    );
+    let d = assoc("stream_scheduler = \"RR\"");
+    assert_diag(
+        &d,
+        8,
+        "association.stream_scheduler",
+        "unknown variant `RR`, expected one of `fcfs`, `rr`, `rr-packet`, `priority`, `fc`, \
+         `wfq`, `fixed`, `adaptive`",
+    );
+    let d = assoc("cc = 3");
+    assert_diag(&d, 8, "association.cc", "wanted string or table");
+    let d = load_err(&format!(
+        "{BASE}[sweep]\n\"association.cc\" = [\"reno\", \"bbr\"]\n"
+    ));
+    assert_diag(&d, 8, "sweep \"association.cc\"", "unknown variant `bbr`");
 }
 
 #[test]
