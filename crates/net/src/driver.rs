@@ -118,6 +118,56 @@ struct RecvBufs {
     buf: Vec<u8>,
     chunk: usize,
     meta: Vec<RecvMeta>,
+    /// Datagrams in `meta` from the last batch.
+    count: usize,
+    /// The next datagram to hand over: index in `meta`, and offset of its next GRO segment
+    /// within that datagram.
+    next: (usize, usize),
+    /// The TSN hint of that segment (see [`RecvBufs::head`]), cached.
+    head: Option<Option<u32>>,
+    /// Batches read in this call of [`Driver::read`].
+    reads: u8,
+    /// Nothing more to read in this call of [`Driver::read`].
+    drained: bool,
+}
+
+impl RecvBufs {
+    /// The next segment to hand over, as a byte range of `buf` and its `meta` index.
+    fn segment(&self) -> Option<(std::ops::Range<usize>, usize)> {
+        let (k, off) = self.next;
+        let meta = self.meta.get(..self.count)?.get(k)?;
+        let stride = if meta.stride == 0 {
+            meta.len
+        } else {
+            meta.stride
+        }
+        .max(1);
+        let start = k * self.chunk + off;
+        let len = stride.min(meta.len.saturating_sub(off));
+        Some((start..start + len, k))
+    }
+
+    /// Moves past the segment [`RecvBufs::segment`] returned.
+    fn advance(&mut self, len: usize) {
+        let (k, off) = self.next;
+        let total = self.meta.get(k).map_or(0, |m| m.len);
+        self.next = if off + len < total && len > 0 {
+            (k, off + len)
+        } else {
+            (k + 1, 0)
+        };
+        self.head = None;
+    }
+
+    /// The TSN of the first DATA chunk of the next segment: `Some(None)` for a segment
+    /// without DATA, `None` when the batch is used up.
+    fn head(&mut self) -> Option<Option<u32>> {
+        if self.head.is_none() {
+            let (range, _) = self.segment()?;
+            self.head = Some(braid_wire::packet::first_data_tsn(&self.buf[range]));
+        }
+        self.head
+    }
 }
 
 /// Bytes of one GSO send at most: the segments travel as one UDP datagram inside the
@@ -152,7 +202,8 @@ pub(crate) struct Driver {
     closing: Option<Vec<oneshot::Sender<()>>>,
     /// Fault injection: (local IP, remote IP) pairs whose datagrams are dropped.
     blackholes: Vec<(std::net::IpAddr, std::net::IpAddr)>,
-    rx: RecvBufs,
+    /// One receive batch per socket.
+    rx: Vec<RecvBufs>,
     /// Datagrams (GSO batches) waiting to be sent.
     out: Vec<OutBatch>,
     /// Spare batch buffers.
@@ -254,11 +305,18 @@ impl Driver {
                 pcap,
                 closing: None,
                 blackholes: Vec::new(),
-                rx: RecvBufs {
-                    buf: vec![0; chunk * batch],
-                    chunk,
-                    meta: vec![RecvMeta::default(); batch],
-                },
+                rx: (0..addrs.len())
+                    .map(|_| RecvBufs {
+                        buf: vec![0; chunk * batch],
+                        chunk,
+                        meta: vec![RecvMeta::default(); batch],
+                        count: 0,
+                        next: (0, 0),
+                        head: None,
+                        reads: 0,
+                        drained: false,
+                    })
+                    .collect(),
                 out: Vec::new(),
                 free_bufs: Vec::new(),
                 last_timeout: None,
@@ -330,7 +388,7 @@ impl Driver {
                         None => self.start_close(None, true),
                     }
                 }
-                i = readable => self.read(i),
+                _ = readable => self.read(),
                 i = errored => self.drain_errors(i),
                 () = async {
                     match sleep_at {
@@ -378,63 +436,103 @@ impl Driver {
         self.accept_waiters.clear();
     }
 
-    fn read(&mut self, i: usize) {
+    /// Reads the sockets and hands their datagrams to the core, merged across sockets by
+    /// the TSN of their first DATA chunk (each socket's own order kept; datagrams without
+    /// DATA first). Under CMT the peer spreads consecutive TSNs over the paths; taking one
+    /// socket's queue before the other's would reorder them by hundreds, and the gap blocks
+    /// and out-of-order reassembly that follow cost both ends dearly. A socket whose batch
+    /// is used up is read again at once, so a socket that lags behind catches up.
+    fn read(&mut self) {
         let mut rx = std::mem::take(&mut self.rx);
-        self.read_into(i, &mut rx);
+        for bufs in &mut rx {
+            bufs.reads = 0;
+            bufs.drained = false;
+        }
+        let mut now = self.now();
+        loop {
+            // Refill used-up batches of sockets that may have more: 16 batches per socket at
+            // most, so timers and commands get their turn under a flood.
+            for (i, bufs) in rx.iter_mut().enumerate() {
+                if bufs.drained || bufs.head().is_some() {
+                    continue;
+                }
+                bufs.count = if bufs.reads < 16 {
+                    self.recv_batch(i, bufs)
+                } else {
+                    0
+                };
+                bufs.reads += 1;
+                bufs.next = (0, 0);
+                bufs.head = None;
+                if bufs.count == 0 {
+                    bufs.drained = true;
+                } else {
+                    now = self.now();
+                }
+            }
+            // The next datagram: no DATA first, else the lowest TSN (serial order).
+            let mut pick: Option<(usize, Option<u32>)> = None;
+            for (i, bufs) in rx.iter_mut().enumerate() {
+                let Some(h) = bufs.head() else { continue };
+                let better = match (pick, h) {
+                    (None, _) => true,
+                    (Some((_, Some(_))), None) => true,
+                    (Some((_, Some(best))), Some(t)) => (t.wrapping_sub(best) as i32) < 0,
+                    (Some((_, None)), _) => false,
+                };
+                if better {
+                    pick = Some((i, h));
+                }
+            }
+            let Some((i, _)) = pick else { break };
+            let Some((range, k)) = rx[i].segment() else {
+                break;
+            };
+            let len = range.len();
+            let meta = &rx[i].meta[k];
+            let (from, dst_ip) = (meta.addr, meta.dst_ip);
+            let sock_local = self.socks[i].local;
+            let local = match dst_ip {
+                Some(ip) if sock_local.ip().is_unspecified() => {
+                    SocketAddr::new(ip, sock_local.port())
+                }
+                _ => sock_local,
+            };
+            if !self.is_blackholed(local.ip(), from.ip()) {
+                let data = &rx[i].buf[range];
+                if let Some(p) = &mut self.pcap {
+                    let _ = p.write_sctp(now.since_epoch(), from, local, data);
+                }
+                if let Some(id) =
+                    self.ep
+                        .handle_datagram(now, local, from, Bytes::copy_from_slice(data))
+                {
+                    self.busy.insert(id);
+                }
+                // Each SACK opens its own burst: take it before the next datagram.
+                self.collect_transmits(now);
+            }
+            rx[i].advance(len);
+        }
         self.rx = rx;
     }
 
-    fn read_into(&mut self, i: usize, rx: &mut RecvBufs) {
-        // Bounded so timers and commands get their turn under a flood.
-        for _ in 0..16 {
-            let sock = &self.socks[i];
-            let res = sock.io.try_io(Interest::READABLE, || {
-                let mut iovs: Vec<IoSliceMut<'_>> =
-                    rx.buf.chunks_mut(rx.chunk).map(IoSliceMut::new).collect();
-                sock.state.recv((&sock.io).into(), &mut iovs, &mut rx.meta)
-            });
-            let n = match res {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                // An ICMP error surfaced here (ECONNREFUSED...): its details are queued.
-                Err(_) => {
-                    self.drain_errors(i);
-                    continue;
-                }
-            };
-            let now = self.now();
-            let sock_local = self.socks[i].local;
-            for k in 0..n {
-                let meta = rx.meta[k];
-                let local = match meta.dst_ip {
-                    Some(ip) if sock_local.ip().is_unspecified() => {
-                        SocketAddr::new(ip, sock_local.port())
-                    }
-                    _ => sock_local,
-                };
-                let base = k * rx.chunk;
-                let data = &rx.buf[base..base + meta.len];
-                let stride = if meta.stride == 0 {
-                    meta.len
-                } else {
-                    meta.stride
-                };
-                if self.is_blackholed(local.ip(), meta.addr.ip()) {
-                    continue;
-                }
-                for seg in data.chunks(stride.max(1)) {
-                    if let Some(p) = &mut self.pcap {
-                        let _ = p.write_sctp(now.since_epoch(), meta.addr, local, seg);
-                    }
-                    if let Some(id) =
-                        self.ep
-                            .handle_datagram(now, local, meta.addr, Bytes::copy_from_slice(seg))
-                    {
-                        self.busy.insert(id);
-                    }
-                    // Each SACK opens its own burst: take it before the next datagram.
-                    self.collect_transmits(now);
-                }
+    /// One `recvmmsg` batch from socket `i` into `rx`: the number of datagrams (0 if none
+    /// was waiting or on an error, whose ICMP details are then drained).
+    fn recv_batch(&mut self, i: usize, rx: &mut RecvBufs) -> usize {
+        let sock = &self.socks[i];
+        let res = sock.io.try_io(Interest::READABLE, || {
+            let mut iovs: Vec<IoSliceMut<'_>> =
+                rx.buf.chunks_mut(rx.chunk).map(IoSliceMut::new).collect();
+            sock.state.recv((&sock.io).into(), &mut iovs, &mut rx.meta)
+        });
+        match res {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            // An ICMP error surfaced here (ECONNREFUSED...): its details are queued.
+            Err(_) => {
+                self.drain_errors(i);
+                0
             }
         }
     }
