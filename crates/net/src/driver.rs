@@ -186,6 +186,32 @@ struct OutBatch {
     buf: Vec<u8>,
 }
 
+impl OutBatch {
+    /// A batch of one datagram of `size` bytes, the contents of `buf`.
+    fn new(sock: usize, dst: SocketAddr, size: usize, buf: Vec<u8>) -> Self {
+        Self {
+            sock,
+            dst,
+            seg: size,
+            count: 1,
+            short: false,
+            buf,
+        }
+    }
+
+    /// Whether a datagram of `size` bytes may follow the first `len` bytes of this batch
+    /// (GSO: equal segments, only the last one shorter, at most `max` of them).
+    fn takes(&self, size: usize, max: usize, len: usize) -> bool {
+        size <= self.seg && !self.short && self.count < max && len + size <= GSO_MAX_BYTES
+    }
+
+    /// Counts a datagram of `size` bytes just appended.
+    fn add(&mut self, size: usize) {
+        self.count += 1;
+        self.short = size < self.seg;
+    }
+}
+
 /// The endpoint's task.
 pub(crate) struct Driver {
     ep: braid_proto::Endpoint,
@@ -975,23 +1001,28 @@ impl Driver {
         }
     }
 
-    /// Drains `poll_transmit` into the outgoing queue, batching runs of equal-size
-    /// datagrams to one destination into one GSO send. Called after every received
-    /// datagram (so each SACK opens its own Max.Burst of new data) and after commands; the
-    /// queue goes to the sockets with [`Driver::flush_out`].
+    /// Drains `poll_transmit` into the outgoing queue, batching equal-size datagrams to one
+    /// destination into one GSO send: a datagram joins the latest batch for its socket and
+    /// destination, so that CMT's packets, which take the paths in turn, still leave in one
+    /// send per path. Called after every received datagram (so each SACK opens its own
+    /// Max.Burst of new data) and after commands; the queue goes to the sockets with
+    /// [`Driver::flush_out`].
     fn collect_transmits(&mut self, now: Instant) {
-        // The packets are written straight into the buffer of the batch they join; only a
-        // packet that starts a new batch is moved.
-        let mut last = self.out.pop();
         loop {
+            // The packet is written straight into the newest batch's buffer (one path: the
+            // batch it joins); a packet for another batch is moved there.
+            let mut last = self.out.pop();
             let mut buf = match last.as_mut() {
                 Some(b) => std::mem::take(&mut b.buf),
                 None => self.spare_buf(),
             };
             let start = buf.len();
             let Some(t) = self.ep.poll_transmit(now, &mut buf) else {
-                match last.as_mut() {
-                    Some(b) => b.buf = buf,
+                match last {
+                    Some(mut b) => {
+                        b.buf = buf;
+                        self.out.push(b);
+                    }
                     None => self.free_bufs.push(buf),
                 }
                 break;
@@ -1004,43 +1035,44 @@ impl Driver {
                 let _ = p.write_sctp(now.since_epoch(), self.socks[si].local, dst, pkt);
             }
             let max = self.socks[si].state.max_gso_segments();
-            match last.as_mut() {
-                Some(b)
-                    if b.sock == si
-                        && b.dst == dst
-                        && t.size <= b.seg
-                        && !b.short
-                        && b.count < max
-                        && buf.len() <= GSO_MAX_BYTES =>
-                {
+            if let Some(mut b) = last {
+                if b.sock == si && b.dst == dst && b.takes(t.size, max, start) {
                     b.buf = buf;
-                    b.count += 1;
-                    b.short = t.size < b.seg;
+                    b.add(t.size);
+                    self.out.push(b);
+                    continue;
                 }
-                _ => {
-                    let nbuf = match last.as_mut() {
-                        Some(b) => {
-                            let mut nb = self.spare_buf();
-                            nb.extend_from_slice(&buf[start..]);
-                            buf.truncate(start);
-                            b.buf = buf;
-                            nb
-                        }
-                        None => buf,
-                    };
-                    self.out.extend(last.take());
-                    last = Some(OutBatch {
-                        sock: si,
-                        dst,
-                        seg: t.size,
-                        count: 1,
-                        short: false,
-                        buf: nbuf,
-                    });
-                }
+                b.buf = buf;
+                self.out.push(b);
+            } else {
+                // Nothing queued: the spare buffer becomes the new batch as it is.
+                self.out.push(OutBatch::new(si, dst, t.size, buf));
+                continue;
+            }
+            // The packet is at `start..` of the newest batch's buffer. It joins the latest
+            // batch for its socket and destination if that one has room (a few batches back
+            // at most: one per path), else starts a new one.
+            let n = self.out.len();
+            let from = n.saturating_sub(8);
+            let join = self.out[from..n]
+                .iter()
+                .rposition(|b| b.sock == si && b.dst == dst)
+                .map(|k| from + k)
+                .filter(|&k| k + 1 < n && self.out[k].takes(t.size, max, self.out[k].buf.len()));
+            let mut fresh = join.is_none().then(|| self.spare_buf());
+            let (older, newest) = self.out.split_at_mut(n - 1);
+            let pkt_buf = &mut newest[0].buf;
+            if let Some(b) = join.and_then(|k| older.get_mut(k)) {
+                b.buf.extend_from_slice(&pkt_buf[start..]);
+                b.add(t.size);
+            } else if let Some(nb) = fresh.as_mut() {
+                nb.extend_from_slice(&pkt_buf[start..]);
+            }
+            pkt_buf.truncate(start);
+            if let Some(nb) = fresh {
+                self.out.push(OutBatch::new(si, dst, t.size, nb));
             }
         }
-        self.out.extend(last);
     }
 
     fn spare_buf(&mut self) -> Vec<u8> {
