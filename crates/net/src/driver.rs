@@ -232,6 +232,8 @@ pub(crate) struct Driver {
     rx: Vec<RecvBufs>,
     /// Datagrams (GSO batches) waiting to be sent.
     out: Vec<OutBatch>,
+    /// Index in `out` of the batch that took the last datagram.
+    out_last: Option<usize>,
     /// Spare batch buffers.
     free_bufs: Vec<Vec<u8>>,
     /// Last instant `handle_timeout` ran at (guards against a timer stuck in the past).
@@ -344,6 +346,7 @@ impl Driver {
                     })
                     .collect(),
                 out: Vec::new(),
+                out_last: None,
                 free_bufs: Vec::new(),
                 last_timeout: None,
                 max_message: cfg
@@ -1009,69 +1012,84 @@ impl Driver {
     /// [`Driver::flush_out`].
     fn collect_transmits(&mut self, now: Instant) {
         loop {
-            // The packet is written straight into the newest batch's buffer (one path: the
-            // batch it joins); a packet for another batch is moved there.
-            let mut last = self.out.pop();
-            let mut buf = match last.as_mut() {
-                Some(b) => std::mem::take(&mut b.buf),
+            // The packet is written straight into the buffer of the batch that took the
+            // previous one (the core sends runs of packets per path), and moved only if it
+            // belongs to another batch.
+            let guess = match self.out_last {
+                Some(k) if k < self.out.len() => Some(k),
+                _ => self.out.len().checked_sub(1),
+            };
+            let mut buf = match guess {
+                Some(k) => std::mem::take(&mut self.out[k].buf),
                 None => self.spare_buf(),
             };
             let start = buf.len();
-            let Some(t) = self.ep.poll_transmit(now, &mut buf) else {
-                match last {
-                    Some(mut b) => {
-                        b.buf = buf;
-                        self.out.push(b);
-                    }
-                    None => self.free_bufs.push(buf),
-                }
-                break;
-            };
-            let pkt = &buf[start..start + t.size];
-            // The core tracks the peer's encapsulation port (RFC 6951 §5.4).
-            let dst = t.remote;
-            let si = self.socket_for(t.local, dst);
-            if let Some(p) = &mut self.pcap {
-                let _ = p.write_sctp(now.since_epoch(), self.socks[si].local, dst, pkt);
-            }
-            let max = self.socks[si].state.max_gso_segments();
-            if let Some(mut b) = last {
-                if b.sock == si && b.dst == dst && b.takes(t.size, max, start) {
-                    b.buf = buf;
-                    b.add(t.size);
-                    self.out.push(b);
-                    continue;
-                }
-                b.buf = buf;
-                self.out.push(b);
-            } else {
+            let polled = self.ep.poll_transmit(now, &mut buf);
+            let Some(k) = guess else {
                 // Nothing queued: the spare buffer becomes the new batch as it is.
-                self.out.push(OutBatch::new(si, dst, t.size, buf));
-                continue;
-            }
-            // The packet is at `start..` of the newest batch's buffer. It joins the latest
-            // batch for its socket and destination if that one has room (a few batches back
-            // at most: one per path), else starts a new one.
+                match polled {
+                    Some(t) => {
+                        let si = self.socket_for(t.local, t.remote);
+                        let local = self.socks[si].local;
+                        capture(&mut self.pcap, now, local, t.remote, &buf[start..]);
+                        self.out.push(OutBatch::new(si, t.remote, t.size, buf));
+                        self.out_last = Some(self.out.len() - 1);
+                        continue;
+                    }
+                    None => {
+                        self.free_bufs.push(buf);
+                        break;
+                    }
+                }
+            };
+            self.out[k].buf = buf;
+            let Some(t) = polled else { break };
+            // The core tracks the peer's encapsulation port (RFC 6951 §5.4).
+            let si = self.socket_for(t.local, t.remote);
+            let local = self.socks[si].local;
+            capture(
+                &mut self.pcap,
+                now,
+                local,
+                t.remote,
+                &self.out[k].buf[start..],
+            );
+            let dst = t.remote;
+            let max = self.socks[si].state.max_gso_segments();
+            // The latest batch for this socket and destination (a few back at most: one per
+            // path), if it has room; only the latest, so each destination's order is kept.
             let n = self.out.len();
             let from = n.saturating_sub(8);
-            let join = self.out[from..n]
+            let latest = self.out[from..n]
                 .iter()
                 .rposition(|b| b.sock == si && b.dst == dst)
-                .map(|k| from + k)
-                .filter(|&k| k + 1 < n && self.out[k].takes(t.size, max, self.out[k].buf.len()));
-            let mut fresh = join.is_none().then(|| self.spare_buf());
-            let (older, newest) = self.out.split_at_mut(n - 1);
-            let pkt_buf = &mut newest[0].buf;
-            if let Some(b) = join.and_then(|k| older.get_mut(k)) {
-                b.buf.extend_from_slice(&pkt_buf[start..]);
-                b.add(t.size);
-            } else if let Some(nb) = fresh.as_mut() {
-                nb.extend_from_slice(&pkt_buf[start..]);
+                .map(|j| from + j);
+            let join = latest.filter(|&j| {
+                let len = if j == k { start } else { self.out[j].buf.len() };
+                self.out[j].takes(t.size, max, len)
+            });
+            match join {
+                Some(j) if j == k => self.out[k].add(t.size),
+                Some(j) => {
+                    let (a, b) = (j.min(k), j.max(k));
+                    let (lo, hi) = self.out.split_at_mut(b);
+                    let (target, source) = if j < k {
+                        (&mut lo[a], &mut hi[0])
+                    } else {
+                        (&mut hi[0], &mut lo[a])
+                    };
+                    target.buf.extend_from_slice(&source.buf[start..]);
+                    target.add(t.size);
+                    source.buf.truncate(start);
+                }
+                None => {
+                    let mut nb = self.spare_buf();
+                    nb.extend_from_slice(&self.out[k].buf[start..]);
+                    self.out[k].buf.truncate(start);
+                    self.out.push(OutBatch::new(si, dst, t.size, nb));
+                }
             }
-            pkt_buf.truncate(start);
-            if let Some(nb) = fresh {
-                self.out.push(OutBatch::new(si, dst, t.size, nb));
-            }
+            self.out_last = Some(join.unwrap_or(self.out.len() - 1));
         }
     }
 
@@ -1087,6 +1105,7 @@ impl Driver {
     /// Sends the outgoing queue.
     async fn flush_out(&mut self) {
         let mut out = std::mem::take(&mut self.out);
+        self.out_last = None;
         for b in out.drain(..) {
             if self.is_blackholed(self.socks[b.sock].local.ip(), b.dst.ip()) {
                 continue;
@@ -1114,6 +1133,19 @@ impl Driver {
                     .position(|s| s.local.is_ipv4() == remote.is_ipv4())
             })
             .unwrap_or(0)
+    }
+}
+
+/// Writes a packet we send to the capture, if there is one.
+fn capture(
+    pcap: &mut Option<PcapWriter<Box<dyn Write + Send>>>,
+    now: Instant,
+    local: SocketAddr,
+    remote: SocketAddr,
+    pkt: &[u8],
+) {
+    if let Some(p) = pcap {
+        let _ = p.write_sctp(now.since_epoch(), local, remote, pkt);
     }
 }
 
