@@ -117,6 +117,56 @@ struct RecvBufs {
     buf: Vec<u8>,
     chunk: usize,
     meta: Vec<RecvMeta>,
+    /// Datagrams in `meta` from the last batch.
+    count: usize,
+    /// The next datagram to hand over: index in `meta`, and offset of its next GRO segment
+    /// within that datagram.
+    next: (usize, usize),
+    /// The TSN hint of that segment (see [`RecvBufs::head`]), cached.
+    head: Option<Option<u32>>,
+    /// Batches read in this call of [`Driver::read`].
+    reads: u8,
+    /// Nothing more to read in this call of [`Driver::read`].
+    drained: bool,
+}
+
+impl RecvBufs {
+    /// The next segment to hand over, as a byte range of `buf` and its `meta` index.
+    fn segment(&self) -> Option<(std::ops::Range<usize>, usize)> {
+        let (k, off) = self.next;
+        let meta = self.meta.get(..self.count)?.get(k)?;
+        let stride = if meta.stride == 0 {
+            meta.len
+        } else {
+            meta.stride
+        }
+        .max(1);
+        let start = k * self.chunk + off;
+        let len = stride.min(meta.len.saturating_sub(off));
+        Some((start..start + len, k))
+    }
+
+    /// Moves past the segment [`RecvBufs::segment`] returned.
+    fn advance(&mut self, len: usize) {
+        let (k, off) = self.next;
+        let total = self.meta.get(k).map_or(0, |m| m.len);
+        self.next = if off + len < total && len > 0 {
+            (k, off + len)
+        } else {
+            (k + 1, 0)
+        };
+        self.head = None;
+    }
+
+    /// The TSN of the first DATA chunk of the next segment: `Some(None)` for a segment
+    /// without DATA, `None` when the batch is used up.
+    fn head(&mut self) -> Option<Option<u32>> {
+        if self.head.is_none() {
+            let (range, _) = self.segment()?;
+            self.head = Some(braid_wire::packet::first_data_tsn(&self.buf[range]));
+        }
+        self.head
+    }
 }
 
 /// Bytes of one GSO send at most: the segments travel as one UDP datagram inside the
@@ -133,6 +183,32 @@ struct OutBatch {
     /// The last datagram is shorter than `seg`: nothing can follow it in this batch.
     short: bool,
     buf: Vec<u8>,
+}
+
+impl OutBatch {
+    /// A batch of one datagram of `size` bytes, the contents of `buf`.
+    fn new(sock: usize, dst: SocketAddr, size: usize, buf: Vec<u8>) -> Self {
+        Self {
+            sock,
+            dst,
+            seg: size,
+            count: 1,
+            short: false,
+            buf,
+        }
+    }
+
+    /// Whether a datagram of `size` bytes may follow the first `len` bytes of this batch
+    /// (GSO: equal segments, only the last one shorter, at most `max` of them).
+    fn takes(&self, size: usize, max: usize, len: usize) -> bool {
+        size <= self.seg && !self.short && self.count < max && len + size <= GSO_MAX_BYTES
+    }
+
+    /// Counts a datagram of `size` bytes just appended.
+    fn add(&mut self, size: usize) {
+        self.count += 1;
+        self.short = size < self.seg;
+    }
 }
 
 /// The endpoint's task.
@@ -153,9 +229,12 @@ pub(crate) struct Driver {
     closing: Option<Vec<oneshot::Sender<()>>>,
     /// Fault injection: (local IP, remote IP) pairs whose datagrams are dropped.
     blackholes: Vec<(std::net::IpAddr, std::net::IpAddr)>,
-    rx: RecvBufs,
+    /// One receive batch per socket.
+    rx: Vec<RecvBufs>,
     /// Datagrams (GSO batches) waiting to be sent.
     out: Vec<OutBatch>,
+    /// Index in `out` of the batch that took the last datagram.
+    out_last: Option<usize>,
     /// Spare batch buffers.
     free_bufs: Vec<Vec<u8>>,
     /// Largest message the core accepts (for the handles' own checks).
@@ -268,12 +347,20 @@ impl Driver {
                 trace,
                 closing: None,
                 blackholes: Vec::new(),
-                rx: RecvBufs {
-                    buf: vec![0; chunk * batch],
-                    chunk,
-                    meta: vec![RecvMeta::default(); batch],
-                },
+                rx: (0..addrs.len())
+                    .map(|_| RecvBufs {
+                        buf: vec![0; chunk * batch],
+                        chunk,
+                        meta: vec![RecvMeta::default(); batch],
+                        count: 0,
+                        next: (0, 0),
+                        head: None,
+                        reads: 0,
+                        drained: false,
+                    })
+                    .collect(),
                 out: Vec::new(),
+                out_last: None,
                 free_bufs: Vec::new(),
                 max_message: cfg
                     .association
@@ -340,7 +427,7 @@ impl Driver {
                         None => self.start_close(None, true),
                     }
                 }
-                i = readable => self.read(i),
+                _ = readable => self.read(),
                 i = errored => self.drain_errors(i),
                 () = async {
                     match sleep_at {
@@ -390,63 +477,103 @@ impl Driver {
         self.accept_waiters.clear();
     }
 
-    fn read(&mut self, i: usize) {
+    /// Reads the sockets and hands their datagrams to the core, merged across sockets by
+    /// the TSN of their first DATA chunk (each socket's own order kept; datagrams without
+    /// DATA first). Under CMT the peer spreads consecutive TSNs over the paths; taking one
+    /// socket's queue before the other's would reorder them by hundreds, and the gap blocks
+    /// and out-of-order reassembly that follow cost both ends dearly. A socket whose batch
+    /// is used up is read again at once, so a socket that lags behind catches up.
+    fn read(&mut self) {
         let mut rx = std::mem::take(&mut self.rx);
-        self.read_into(i, &mut rx);
+        for bufs in &mut rx {
+            bufs.reads = 0;
+            bufs.drained = false;
+        }
+        let mut now = self.now();
+        loop {
+            // Refill used-up batches of sockets that may have more: 16 batches per socket at
+            // most, so timers and commands get their turn under a flood.
+            for (i, bufs) in rx.iter_mut().enumerate() {
+                if bufs.drained || bufs.head().is_some() {
+                    continue;
+                }
+                bufs.count = if bufs.reads < 16 {
+                    self.recv_batch(i, bufs)
+                } else {
+                    0
+                };
+                bufs.reads += 1;
+                bufs.next = (0, 0);
+                bufs.head = None;
+                if bufs.count == 0 {
+                    bufs.drained = true;
+                } else {
+                    now = self.now();
+                }
+            }
+            // The next datagram: no DATA first, else the lowest TSN (serial order).
+            let mut pick: Option<(usize, Option<u32>)> = None;
+            for (i, bufs) in rx.iter_mut().enumerate() {
+                let Some(h) = bufs.head() else { continue };
+                let better = match (pick, h) {
+                    (None, _) => true,
+                    (Some((_, Some(_))), None) => true,
+                    (Some((_, Some(best))), Some(t)) => (t.wrapping_sub(best) as i32) < 0,
+                    (Some((_, None)), _) => false,
+                };
+                if better {
+                    pick = Some((i, h));
+                }
+            }
+            let Some((i, _)) = pick else { break };
+            let Some((range, k)) = rx[i].segment() else {
+                break;
+            };
+            let len = range.len();
+            let meta = &rx[i].meta[k];
+            let (from, dst_ip) = (meta.addr, meta.dst_ip);
+            let sock_local = self.socks[i].local;
+            let local = match dst_ip {
+                Some(ip) if sock_local.ip().is_unspecified() => {
+                    SocketAddr::new(ip, sock_local.port())
+                }
+                _ => sock_local,
+            };
+            if !self.is_blackholed(local.ip(), from.ip()) {
+                let data = &rx[i].buf[range];
+                if let Some(p) = &mut self.pcap {
+                    let _ = p.write_sctp(now.since_epoch(), from, local, data);
+                }
+                if let Some(id) =
+                    self.ep
+                        .handle_datagram(now, local, from, Bytes::copy_from_slice(data))
+                {
+                    self.busy.insert(id);
+                }
+                // Each SACK opens its own burst: take it before the next datagram.
+                self.collect_transmits(now);
+            }
+            rx[i].advance(len);
+        }
         self.rx = rx;
     }
 
-    fn read_into(&mut self, i: usize, rx: &mut RecvBufs) {
-        // Bounded so timers and commands get their turn under a flood.
-        for _ in 0..16 {
-            let sock = &self.socks[i];
-            let res = sock.io.try_io(Interest::READABLE, || {
-                let mut iovs: Vec<IoSliceMut<'_>> =
-                    rx.buf.chunks_mut(rx.chunk).map(IoSliceMut::new).collect();
-                sock.state.recv((&sock.io).into(), &mut iovs, &mut rx.meta)
-            });
-            let n = match res {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                // An ICMP error surfaced here (ECONNREFUSED...): its details are queued.
-                Err(_) => {
-                    self.drain_errors(i);
-                    continue;
-                }
-            };
-            let now = self.now();
-            let sock_local = self.socks[i].local;
-            for k in 0..n {
-                let meta = rx.meta[k];
-                let local = match meta.dst_ip {
-                    Some(ip) if sock_local.ip().is_unspecified() => {
-                        SocketAddr::new(ip, sock_local.port())
-                    }
-                    _ => sock_local,
-                };
-                let base = k * rx.chunk;
-                let data = &rx.buf[base..base + meta.len];
-                let stride = if meta.stride == 0 {
-                    meta.len
-                } else {
-                    meta.stride
-                };
-                if self.is_blackholed(local.ip(), meta.addr.ip()) {
-                    continue;
-                }
-                for seg in data.chunks(stride.max(1)) {
-                    if let Some(p) = &mut self.pcap {
-                        let _ = p.write_sctp(now.since_epoch(), meta.addr, local, seg);
-                    }
-                    if let Some(id) =
-                        self.ep
-                            .handle_datagram(now, local, meta.addr, Bytes::copy_from_slice(seg))
-                    {
-                        self.busy.insert(id);
-                    }
-                    // Each SACK opens its own burst: take it before the next datagram.
-                    self.collect_transmits(now);
-                }
+    /// One `recvmmsg` batch from socket `i` into `rx`: the number of datagrams (0 if none
+    /// was waiting or on an error, whose ICMP details are then drained).
+    fn recv_batch(&mut self, i: usize, rx: &mut RecvBufs) -> usize {
+        let sock = &self.socks[i];
+        let res = sock.io.try_io(Interest::READABLE, || {
+            let mut iovs: Vec<IoSliceMut<'_>> =
+                rx.buf.chunks_mut(rx.chunk).map(IoSliceMut::new).collect();
+            sock.state.recv((&sock.io).into(), &mut iovs, &mut rx.meta)
+        });
+        match res {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            // An ICMP error surfaced here (ECONNREFUSED...): its details are queued.
+            Err(_) => {
+                self.drain_errors(i);
+                0
             }
         }
     }
@@ -895,72 +1022,93 @@ impl Driver {
         }
     }
 
-    /// Drains `poll_transmit` into the outgoing queue, batching runs of equal-size
-    /// datagrams to one destination into one GSO send. Called after every received
-    /// datagram (so each SACK opens its own Max.Burst of new data) and after commands; the
-    /// queue goes to the sockets with [`Driver::flush_out`].
+    /// Drains `poll_transmit` into the outgoing queue, batching equal-size datagrams to one
+    /// destination into one GSO send: a datagram joins the latest batch for its socket and
+    /// destination, so that CMT's packets, which take the paths in turn, still leave in one
+    /// send per path. Called after every received datagram (so each SACK opens its own
+    /// Max.Burst of new data) and after commands; the queue goes to the sockets with
+    /// [`Driver::flush_out`].
     fn collect_transmits(&mut self, now: Instant) {
-        // The packets are written straight into the buffer of the batch they join; only a
-        // packet that starts a new batch is moved.
-        let mut last = self.out.pop();
         loop {
-            let mut buf = match last.as_mut() {
-                Some(b) => std::mem::take(&mut b.buf),
+            // The packet is written straight into the buffer of the batch that took the
+            // previous one (the core sends runs of packets per path), and moved only if it
+            // belongs to another batch.
+            let guess = match self.out_last {
+                Some(k) if k < self.out.len() => Some(k),
+                _ => self.out.len().checked_sub(1),
+            };
+            let mut buf = match guess {
+                Some(k) => std::mem::take(&mut self.out[k].buf),
                 None => self.spare_buf(),
             };
             let start = buf.len();
-            let Some(t) = self.ep.poll_transmit(now, &mut buf) else {
-                match last.as_mut() {
-                    Some(b) => b.buf = buf,
-                    None => self.free_bufs.push(buf),
+            let polled = self.ep.poll_transmit(now, &mut buf);
+            let Some(k) = guess else {
+                // Nothing queued: the spare buffer becomes the new batch as it is.
+                match polled {
+                    Some(t) => {
+                        let si = self.socket_for(t.local, t.remote);
+                        let local = self.socks[si].local;
+                        capture(&mut self.pcap, now, local, t.remote, &buf[start..]);
+                        self.out.push(OutBatch::new(si, t.remote, t.size, buf));
+                        self.out_last = Some(self.out.len() - 1);
+                        continue;
+                    }
+                    None => {
+                        self.free_bufs.push(buf);
+                        break;
+                    }
                 }
-                break;
             };
-            let pkt = &buf[start..start + t.size];
+            self.out[k].buf = buf;
+            let Some(t) = polled else { break };
             // The core tracks the peer's encapsulation port (RFC 6951 §5.4).
+            let si = self.socket_for(t.local, t.remote);
+            let local = self.socks[si].local;
+            capture(
+                &mut self.pcap,
+                now,
+                local,
+                t.remote,
+                &self.out[k].buf[start..],
+            );
             let dst = t.remote;
-            let si = self.socket_for(t.local, dst);
-            if let Some(p) = &mut self.pcap {
-                let _ = p.write_sctp(now.since_epoch(), self.socks[si].local, dst, pkt);
-            }
             let max = self.socks[si].state.max_gso_segments();
-            match last.as_mut() {
-                Some(b)
-                    if b.sock == si
-                        && b.dst == dst
-                        && t.size <= b.seg
-                        && !b.short
-                        && b.count < max
-                        && buf.len() <= GSO_MAX_BYTES =>
-                {
-                    b.buf = buf;
-                    b.count += 1;
-                    b.short = t.size < b.seg;
-                }
-                _ => {
-                    let nbuf = match last.as_mut() {
-                        Some(b) => {
-                            let mut nb = self.spare_buf();
-                            nb.extend_from_slice(&buf[start..]);
-                            buf.truncate(start);
-                            b.buf = buf;
-                            nb
-                        }
-                        None => buf,
+            // The latest batch for this socket and destination (a few back at most: one per
+            // path), if it has room; only the latest, so each destination's order is kept.
+            let n = self.out.len();
+            let from = n.saturating_sub(8);
+            let latest = self.out[from..n]
+                .iter()
+                .rposition(|b| b.sock == si && b.dst == dst)
+                .map(|j| from + j);
+            let join = latest.filter(|&j| {
+                let len = if j == k { start } else { self.out[j].buf.len() };
+                self.out[j].takes(t.size, max, len)
+            });
+            match join {
+                Some(j) if j == k => self.out[k].add(t.size),
+                Some(j) => {
+                    let (a, b) = (j.min(k), j.max(k));
+                    let (lo, hi) = self.out.split_at_mut(b);
+                    let (target, source) = if j < k {
+                        (&mut lo[a], &mut hi[0])
+                    } else {
+                        (&mut hi[0], &mut lo[a])
                     };
-                    self.out.extend(last.take());
-                    last = Some(OutBatch {
-                        sock: si,
-                        dst,
-                        seg: t.size,
-                        count: 1,
-                        short: false,
-                        buf: nbuf,
-                    });
+                    target.buf.extend_from_slice(&source.buf[start..]);
+                    target.add(t.size);
+                    source.buf.truncate(start);
+                }
+                None => {
+                    let mut nb = self.spare_buf();
+                    nb.extend_from_slice(&self.out[k].buf[start..]);
+                    self.out[k].buf.truncate(start);
+                    self.out.push(OutBatch::new(si, dst, t.size, nb));
                 }
             }
+            self.out_last = Some(join.unwrap_or(self.out.len() - 1));
         }
-        self.out.extend(last);
     }
 
     fn spare_buf(&mut self) -> Vec<u8> {
@@ -975,6 +1123,7 @@ impl Driver {
     /// Sends the outgoing queue.
     async fn flush_out(&mut self) {
         let mut out = std::mem::take(&mut self.out);
+        self.out_last = None;
         for b in out.drain(..) {
             if self.is_blackholed(self.socks[b.sock].local.ip(), b.dst.ip()) {
                 continue;
@@ -1002,6 +1151,19 @@ impl Driver {
                     .position(|s| s.local.is_ipv4() == remote.is_ipv4())
             })
             .unwrap_or(0)
+    }
+}
+
+/// Writes a packet we send to the capture, if there is one.
+fn capture(
+    pcap: &mut Option<PcapWriter<Box<dyn Write + Send>>>,
+    now: Instant,
+    local: SocketAddr,
+    remote: SocketAddr,
+    pkt: &[u8],
+) {
+    if let Some(p) = pcap {
+        let _ = p.write_sctp(now.since_epoch(), local, remote, pkt);
     }
 }
 

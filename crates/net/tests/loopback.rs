@@ -546,8 +546,13 @@ async fn a_peer_shutdown_mid_transfer_loses_nothing_that_send_accepted() {
             "the peer's SHUTDOWN never stopped us"
         );
     };
+    // ShuttingDown while the shutdown runs; Closed(Shutdown) if it completed before this
+    // task ran again (on a busy machine the whole exchange can fit in that gap).
     assert!(
-        matches!(refusal, Error::Send(braid_net::SendError::ShuttingDown)),
+        matches!(
+            refusal,
+            Error::Send(braid_net::SendError::ShuttingDown) | Error::Closed(CloseReason::Shutdown)
+        ),
         "refused with {refusal:?}"
     );
     let received = timeout(LIMIT, receiver).await.unwrap().unwrap();

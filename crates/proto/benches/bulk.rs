@@ -25,11 +25,15 @@ fn bench_bulk(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(30));
     let msg = bulk::message(1452);
     // 1500: 1444 bytes of user data per chunk, so each 1452-byte message takes two chunks.
-    // 1508: each message fits one DATA chunk.
-    for mtu in [1500usize, 1508] {
-        g.bench_function(format!("64MB_1452B_mtu{mtu}"), |b| {
+    // 1508: each message fits one DATA chunk. Two paths: CMT, packets in the order sent.
+    for (mtu, paths) in [(1500usize, 1usize), (1508, 1), (1500, 2)] {
+        let name = match paths {
+            1 => format!("64MB_1452B_mtu{mtu}"),
+            n => format!("64MB_1452B_mtu{mtu}_cmt{n}"),
+        };
+        g.bench_function(name, |b| {
             b.iter_batched(
-                || bulk::Bulk::connected(bulk::config(mtu)),
+                || bulk::Bulk::connected(bulk::config(mtu, paths), paths),
                 |mut pair| {
                     let got = pair.transfer(TOTAL, &msg);
                     assert!(got >= TOTAL);

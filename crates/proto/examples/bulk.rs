@@ -4,12 +4,19 @@
 //! one core), and is the program to profile the core's data path with.
 //!
 //! ```sh
-//! cargo run --release -p braid-proto --example bulk -- [MB] [message bytes] [path MTU]
+//! cargo run --release -p braid-proto --example bulk -- \
+//!     [MB] [message bytes] [path MTU] [paths] [by path] [delay]
 //! ```
 //!
-//! Defaults: 256 MB of 1452-byte messages with a 1500-byte path MTU. Over IPv4 and UDP that
-//! leaves 1444 bytes of user data per DATA chunk, so a 1452-byte message takes two chunks;
-//! a path MTU of 1508 fits it in one. The benchmark `benches/bulk.rs` reuses this file.
+//! Defaults: 256 MB of 1452-byte messages with a 1500-byte path MTU over one path. Over IPv4
+//! and UDP that leaves 1444 bytes of user data per DATA chunk, so a 1452-byte message takes
+//! two chunks; a path MTU of 1508 fits it in one. With 2 paths both ends have two addresses
+//! and run CMT; the packets of both paths are handed over in the order they were sent, so
+//! the difference to one path is the protocol's own cost of CMT; a fifth argument of 1
+//! hands each round's packets over path by path instead (the reordering of a driver that
+//! reads one socket after the other); a sixth, a one-way delay in rounds of 10 µs (default
+//! 0: the next round), lets the windows grow as on a real path. The benchmark
+//! `benches/bulk.rs` reuses this file.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -23,36 +30,49 @@ use bytes::{Bytes, BytesMut};
 /// Virtual time per round of the loop.
 const TICK: Duration = Duration::from_micros(10);
 
-/// Association settings: RFC defaults but 4 MiB buffers, so the windows never limit.
-pub(crate) fn config(path_mtu: usize) -> AssociationConfig {
+/// Association settings: RFC defaults but 4 MiB buffers, so the windows never limit; CMT
+/// if there is more than one path.
+pub(crate) fn config(path_mtu: usize, paths: usize) -> AssociationConfig {
     AssociationConfig {
         send_buffer: 4 << 20,
         recv_buffer: 4 << 20,
         path_mtu,
+        cmt: paths > 1,
         ..AssociationConfig::default()
     }
 }
+
+/// A datagram in flight: when it arrives, its bytes, source and destination.
+type Datagram = (Instant, Bytes, SocketAddr, SocketAddr);
 
 /// Two connected endpoints and the packets between them.
 pub(crate) struct Bulk {
     now: Instant,
     client: Endpoint,
     server: Endpoint,
-    client_addr: SocketAddr,
-    server_addr: SocketAddr,
     c: AssocId,
     s: AssocId,
     buf: Vec<u8>,
     arena: BytesMut,
-    to_server: VecDeque<Bytes>,
-    to_client: VecDeque<Bytes>,
+    to_server: VecDeque<Datagram>,
+    to_client: VecDeque<Datagram>,
+    /// Hand over each round's packets path by path (as a driver that reads one socket
+    /// after the other would), not in the order they were sent.
+    pub(crate) by_path: bool,
+    /// One-way delay of every packet (zero: the next round).
+    pub(crate) delay: Duration,
 }
 
 impl Bulk {
-    /// A client and a server with an established association.
-    pub(crate) fn connected(cfg: AssociationConfig) -> Self {
-        let client_addr: SocketAddr = ([10, 0, 0, 1], 9899).into();
-        let server_addr: SocketAddr = ([10, 0, 0, 2], 9899).into();
+    /// A client and a server with an established association over `paths` address pairs
+    /// (10.i.0.1 - 10.i.0.2), every path confirmed.
+    pub(crate) fn connected(cfg: AssociationConfig, paths: usize) -> Self {
+        let addrs = |host: u8| -> Vec<SocketAddr> {
+            (0..paths)
+                .map(|i| ([10, i as u8, 0, host], 9899).into())
+                .collect()
+        };
+        let (client_addrs, server_addrs) = (addrs(1), addrs(2));
         let mut client = Endpoint::new(
             EndpointConfig {
                 port: 5000,
@@ -70,32 +90,35 @@ impl Bulk {
             },
             2,
         );
+        let mut server = server;
+        client.set_local_addresses(client_addrs.clone());
+        server.set_local_addresses(server_addrs.clone());
         let now = Instant::ZERO;
         let c = client
-            .connect(now, client_addr, server_addr, 5001)
+            .connect(now, client_addrs[0], server_addrs[0], 5001)
             .expect("connect");
         let mut b = Self {
             now,
             client,
             server,
-            client_addr,
-            server_addr,
             c,
             s: AssocId(u32::MAX),
             buf: Vec::with_capacity(2048),
             arena: BytesMut::new(),
             to_server: VecDeque::new(),
             to_client: VecDeque::new(),
+            by_path: false,
+            delay: Duration::ZERO,
         };
-        for _ in 0..100 {
+        for _ in 0..1000 {
             b.round();
             if let Some(s) = b.server.accept() {
                 b.s = s;
             }
-            let up = b
-                .client
-                .association(c)
-                .is_some_and(|a| a.state() == braid_proto::State::Established);
+            let up = b.client.association(c).is_some_and(|a| {
+                a.state() == braid_proto::State::Established
+                    && a.paths().iter().filter(|p| p.confirmed).count() == paths
+            });
             if up && b.s != AssocId(u32::MAX) {
                 while b.client.poll_event().is_some() {}
                 while b.server.poll_event().is_some() {}
@@ -113,27 +136,28 @@ impl Bulk {
                 a.handle_timeout(self.now);
             }
         }
+        let (now, due) = (self.now, self.now + self.delay);
         flush(
             &mut self.client,
-            self.now,
+            (now, due),
             &mut self.buf,
             &mut self.arena,
             &mut self.to_server,
         );
-        while let Some(p) = self.to_server.pop_front() {
-            self.server
-                .handle_datagram(self.now, self.server_addr, self.client_addr, p);
+        let ready = arrived(&mut self.to_server, now, self.by_path);
+        for (_, p, from, to) in self.to_server.drain(..ready) {
+            self.server.handle_datagram(now, to, from, p);
         }
         flush(
             &mut self.server,
-            self.now,
+            (now, due),
             &mut self.buf,
             &mut self.arena,
             &mut self.to_client,
         );
-        while let Some(p) = self.to_client.pop_front() {
-            self.client
-                .handle_datagram(self.now, self.client_addr, self.server_addr, p);
+        let ready = arrived(&mut self.to_client, now, false);
+        for (_, p, from, to) in self.to_client.drain(..ready) {
+            self.client.handle_datagram(now, to, from, p);
         }
     }
 
@@ -172,22 +196,32 @@ impl Bulk {
 /// allocation as it is for a `Bytes` made from a `Vec`).
 fn flush(
     ep: &mut Endpoint,
-    now: Instant,
+    (now, due): (Instant, Instant),
     buf: &mut Vec<u8>,
     arena: &mut BytesMut,
-    queue: &mut VecDeque<Bytes>,
+    queue: &mut VecDeque<Datagram>,
 ) {
     loop {
         buf.clear();
-        if ep.poll_transmit(now, buf).is_none() {
+        let Some(t) = ep.poll_transmit(now, buf) else {
             return;
-        }
+        };
         if arena.capacity() < buf.len() {
             *arena = BytesMut::with_capacity(64 * 1024);
         }
         arena.extend_from_slice(buf);
-        queue.push_back(arena.split().freeze());
+        queue.push_back((due, arena.split().freeze(), t.local, t.remote));
     }
+}
+
+/// How many datagrams at the front of `queue` have arrived by `now`; `by_path`: sorts them
+/// by destination first (stable: each path's stay in their order).
+fn arrived(queue: &mut VecDeque<Datagram>, now: Instant, by_path: bool) -> usize {
+    let ready = queue.iter().take_while(|d| d.0 <= now).count();
+    if by_path {
+        queue.make_contiguous()[..ready].sort_by_key(|d| d.3);
+    }
+    ready
 }
 
 /// A message of `len` bytes.
@@ -202,15 +236,18 @@ fn main() {
         args.next()
             .map(|a| {
                 a.parse()
-                    .expect("arguments: [MB] [message bytes] [path MTU]")
+                    .expect("arguments: [MB] [message bytes] [path MTU] [paths] [by path] [delay]")
             })
             .unwrap_or(default)
     };
     let mb = arg(256);
     let size = arg(1452);
     let mtu = arg(1500);
+    let paths = arg(1).max(1);
     let total = mb as u64 * 1_000_000;
-    let mut bulk = Bulk::connected(config(mtu));
+    let mut bulk = Bulk::connected(config(mtu, paths), paths);
+    bulk.by_path = arg(0) == 1;
+    bulk.delay = TICK * arg(0) as u32;
     let msg = message(size);
     // Wall-clock time of the benchmark itself, not an input of the core.
     #[allow(clippy::disallowed_methods)]
@@ -221,16 +258,21 @@ fn main() {
     let stats = bulk
         .client
         .association(bulk.c)
-        .map(|a| (a.paths()[0].stats, a.paths()[0].cwnd));
+        .map(|a| a.paths())
+        .unwrap_or_default();
     println!(
-        "{mb} MB of {size}-byte messages, path MTU {mtu}: {secs:.3} s, {gbps:.3} Gbit/s per core \
-         ({:.0} messages/s)",
+        "{mb} MB of {size}-byte messages, path MTU {mtu}, {paths} path(s): {secs:.3} s, \
+         {gbps:.3} Gbit/s per core ({:.0} messages/s)",
         got as f64 / size as f64 / secs
     );
-    if let Some((s, cwnd)) = stats {
+    for p in stats {
         println!(
-            "client path: {} packets, {} DATA chunks, {} retransmissions, cwnd {cwnd}",
-            s.packets_sent, s.data_chunks_sent, s.retransmissions
+            "client path {}: {} packets, {} DATA chunks, {} retransmissions, cwnd {}",
+            p.remote,
+            p.stats.packets_sent,
+            p.stats.data_chunks_sent,
+            p.stats.retransmissions,
+            p.cwnd
         );
     }
 }

@@ -1,18 +1,26 @@
 //! CRC32c (Castagnoli), the SCTP checksum of RFC 9260 §6.8 and Appendix A.
 //!
-//! Backed by the `crc32c` crate, which uses the SSE4.2 `crc32` instruction on x86-64 and the
-//! ARMv8 CRC extension on aarch64 (detected at run time), with a table fallback elsewhere.
+//! Backed by the `crc-fast` crate, which folds with carry-less multiplication (PCLMULQDQ or
+//! VPCLMULQDQ on x86-64, PMULL on aarch64, detected at run time) and falls back to tables
+//! elsewhere. At the 1.5 KB of a full packet that is several times the speed of the `crc32`
+//! instruction, whose 3-cycle dependency chain a packet-sized input cannot hide.
+
+use crc_fast::{CrcAlgorithm, Digest};
 
 /// CRC32c of `data`.
 #[inline]
 pub fn crc32c(data: &[u8]) -> u32 {
-    ::crc32c::crc32c(data)
+    crc_fast::crc32_iscsi(data)
 }
 
 /// Continues a CRC32c computed over earlier bytes with `data`.
 #[inline]
 pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
-    ::crc32c::crc32c_append(crc, data)
+    // The running state is the CRC before its final inversion (init and xor-out are
+    // 0xFFFFFFFF for CRC-32/ISCSI).
+    let mut d = Digest::new_with_init_state(CrcAlgorithm::Crc32Iscsi, u64::from(!crc));
+    d.update(data);
+    d.finalize() as u32
 }
 
 /// The SCTP checksum of a whole packet: CRC32c with the checksum field (bytes 8..12) taken

@@ -68,6 +68,31 @@ pub fn verify_checksum(packet: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The TSN of the first DATA or I-DATA chunk of `packet` (RFC 9260 §3.3.1, RFC 8260 §2.1),
+/// found by walking the chunk headers without decoding or checking anything else: a hint
+/// for ordering datagrams (a driver that reads several sockets hands them to the core in
+/// TSN order), never a basis for acting on the packet. `None` if there is no such chunk or
+/// the framing ends first.
+pub fn first_data_tsn(packet: &[u8]) -> Option<u32> {
+    // The TSN is the first field of the value of both chunk types.
+    const DATA: u8 = 0;
+    const I_DATA: u8 = 64;
+    let mut off = COMMON_HEADER_LEN;
+    // A few chunks at most (control chunks bundled before DATA, RFC 9260 §6.10).
+    for _ in 0..8 {
+        let h = packet.get(off..off + 8)?;
+        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
+        if h[0] == DATA || h[0] == I_DATA {
+            return Some(u32::from_be_bytes([h[4], h[5], h[6], h[7]]));
+        }
+        if len < 4 {
+            return None;
+        }
+        off += len + padding(len);
+    }
+    None
+}
+
 /// Computes the CRC32c of `packet` and stores it in the common header.
 ///
 /// Does nothing to a buffer shorter than the common header.

@@ -436,6 +436,30 @@ mod tests {
     }
 
     #[test]
+    fn first_data_tsn_finds_data_behind_control_chunks_and_nothing_else() {
+        use crate::packet::first_data_tsn;
+        let mut data = full_data_packet();
+        if let Some(Chunk::Data(d)) = data.chunks.first_mut() {
+            d.tsn = 0xdead_beef;
+        }
+        let wire = data.to_vec().unwrap();
+        assert_eq!(first_data_tsn(&wire), Some(0xdead_beef));
+        // A SACK bundled before the DATA (RFC 9260 §6.10) is skipped.
+        let mut both = sack_with_gaps(3);
+        both.chunks.extend(data.chunks);
+        assert_eq!(first_data_tsn(&both.to_vec().unwrap()), Some(0xdead_beef));
+        assert_eq!(first_data_tsn(&sack_with_gaps(3).to_vec().unwrap()), None);
+        // Truncated or malformed framing: no hint, no panic.
+        assert_eq!(first_data_tsn(&wire[..14]), None);
+        for n in 0..wire.len().min(40) {
+            let _ = first_data_tsn(&wire[..n]);
+        }
+        let mut zero_len = wire.clone();
+        zero_len[12..16].copy_from_slice(&[3, 0, 0, 0]);
+        assert_eq!(first_data_tsn(&zero_len), None);
+    }
+
+    #[test]
     fn full_data_packet_is_1480_bytes_of_sctp() {
         assert_eq!(full_data_packet().to_vec().unwrap().len(), 1500 - 20);
     }

@@ -103,22 +103,22 @@ impl Association {
         }
         let had_gaps = self.tsn_map.has_gaps();
         self.tsn_map.insert(tsn);
-        self.reasm.insert(Fragment {
-            tsn,
-            stream_id: d.stream_id,
-            ssn: d.ssn,
-            ppid: d.ppid,
-            unordered: d.unordered,
-            beginning: d.beginning,
-            ending: d.ending,
-            // A payload much smaller than its datagram is copied, so held memory stays
-            // within twice the bytes charged to the window.
-            data: if len < COPY_BELOW || len * 2 < self.rx_datagram_len {
-                bytes::Bytes::copy_from_slice(&d.user_data)
-            } else {
-                d.user_data
+        // A payload much smaller than its datagram is copied if it is held as it is, so held
+        // memory stays within twice the bytes charged to the window.
+        let compact = len < COPY_BELOW || len * 2 < self.rx_datagram_len;
+        self.reasm.insert(
+            Fragment {
+                tsn,
+                stream_id: d.stream_id,
+                ssn: d.ssn,
+                ppid: d.ppid,
+                unordered: d.unordered,
+                beginning: d.beginning,
+                ending: d.ending,
+                data: d.user_data,
             },
-        });
+            compact,
+        );
         // Out-of-order arrival, or a gap just filled: SACK at once (§6.7); I bit (RFC 7053).
         // With CMT's DAC (Iyengar et al. §3.3) reordering across paths is normal: the
         // receiver keeps delaying (the SACK flags tell the sender how many packets it

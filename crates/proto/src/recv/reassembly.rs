@@ -1,6 +1,14 @@
 //! From DATA chunks to whole messages, delivered in stream order (RFC 9260 §6.5, §6.6,
 //! §6.9), with the receiver side of PR-SCTP (RFC 3758 §3.6).
 //!
+//! Fast path: a message whose fragments arrive in TSN order while nothing else is waiting
+//! (the common case on a clean path) never enters the maps below. Its fragments are copied,
+//! as they come, into one buffer sized from the last such message, which becomes the
+//! message at its E fragment (one allocation and one copy per message). Anything that does
+//! not continue it (a gap, another message, a FORWARD TSN) first *spills* it: the buffer is
+//! split back into its fragments (no copy) and they go into the maps as if they had never
+//! left them, so the general rules below decide from there, exactly as before.
+//!
 //! Fragments of incomplete messages wait in a map keyed by TSN, extended to 64 bits so that
 //! the 2^32 wrap does not reorder them. Consecutive fragments that continue each other form
 //! a *run*; a run starting with B and ending with E is a whole message and leaves at once.
@@ -87,6 +95,49 @@ impl Fragment {
     }
 }
 
+/// The message being gathered on the in-order fast path: fragments from a B on, with
+/// consecutive TSNs, no E yet, while the general maps were empty.
+#[derive(Debug)]
+struct Tail {
+    /// Extended TSN of its first fragment.
+    first_key: u64,
+    /// TSN of its first fragment.
+    first_tsn: u32,
+    /// TSN of its last fragment.
+    last_tsn: u32,
+    /// Stream identifier.
+    stream_id: u16,
+    /// Stream sequence number (meaningless if `unordered`).
+    ssn: u16,
+    /// Payload protocol identifier, from the B fragment.
+    ppid: u32,
+    /// U bit.
+    unordered: bool,
+    /// The payloads so far, concatenated.
+    data: BytesMut,
+    /// Each fragment's payload length, so that a spill can split `data` back into them.
+    lens: Vec<usize>,
+}
+
+impl Tail {
+    /// Whether `f` is the next fragment of this message: the next TSN, no B, same stream,
+    /// kind and SSN if ordered (RFC 9260 §6.9).
+    fn continued_by(&self, f: &Fragment) -> bool {
+        f.tsn == self.last_tsn.wrapping_add(1)
+            && !f.beginning
+            && f.stream_id == self.stream_id
+            && f.unordered == self.unordered
+            && (self.unordered || f.ssn == self.ssn)
+    }
+}
+
+/// Whether a fast-path buffer holds much more memory than its data (it was sized for a
+/// larger message): its data is then copied out rather than kept in it, so that memory held
+/// stays within about twice the bytes charged to the receive window.
+fn wasteful(b: &BytesMut) -> bool {
+    b.capacity() > 2 * b.len() + 256
+}
+
 /// Reassembly and ordering of the messages of one association.
 #[derive(Debug)]
 pub(crate) struct Reassembly {
@@ -103,8 +154,15 @@ pub(crate) struct Reassembly {
     ready: VecDeque<ReceivedMessage>,
     /// Extended value of the last TSN inserted: the reference for extending the next one.
     last_tsn: u64,
-    /// Bytes of user data in `fragments`, `held` and `ready`.
+    /// Bytes of user data in `tail`, `fragments`, `held` and `ready`.
     bytes: usize,
+    /// The in-order message being gathered (fast path); only while `fragments` is empty.
+    tail: Option<Tail>,
+    /// Length of the last message the fast path completed: the next one's buffer size, so
+    /// that a stream of equal messages costs one exact allocation each.
+    size_hint: usize,
+    /// A spare `Tail::lens`, so the fast path does not allocate it per message.
+    spare_lens: Vec<usize>,
 }
 
 impl Reassembly {
@@ -118,12 +176,17 @@ impl Reassembly {
             ready: VecDeque::new(),
             last_tsn: 1 << 63,
             bytes: 0,
+            tail: None,
+            size_hint: 0,
+            spare_lens: Vec::new(),
         }
     }
 
     /// Adds a fragment. The caller checked `stream_id < inbound_streams` (else it answers
     /// with an Invalid Stream Identifier error, RFC 9260 §6.5); if not, it is ignored.
-    pub(crate) fn insert(&mut self, f: Fragment) {
+    /// `compact`: if the fragment's payload is kept as it is (not copied into a message
+    /// being gathered), copy it first so it does not pin a much larger datagram.
+    pub(crate) fn insert(&mut self, mut f: Fragment, compact: bool) {
         let Some(&next) = self.next_ssn.get(usize::from(f.stream_id)) else {
             return;
         };
@@ -132,12 +195,127 @@ impl Reassembly {
             return;
         }
         self.bytes += f.data.len();
-        if f.beginning && f.ending && self.fragments.is_empty() {
-            // Fast path: a whole message, and no partial one it could border.
-            let ssn = f.ssn;
-            self.complete(f.into_message(), ssn);
+        if let Some(t) = &self.tail {
+            if t.continued_by(&f) {
+                self.extend_tail(f);
+                return;
+            }
+            // Not the next fragment of the message being gathered: let the general rules
+            // decide, with that message's fragments where they would have been.
+            self.spill();
+        } else if self.fragments.is_empty() && f.beginning {
+            if f.ending {
+                // A whole message, and no partial one it could border.
+                if compact {
+                    f.data = Bytes::copy_from_slice(&f.data);
+                }
+                let ssn = f.ssn;
+                self.complete(f.into_message(), ssn);
+            } else {
+                self.start_tail(f);
+            }
             return;
         }
+        if compact {
+            f.data = Bytes::copy_from_slice(&f.data);
+        }
+        self.general(f);
+    }
+
+    /// Starts gathering a message from its B fragment on the fast path.
+    fn start_tail(&mut self, f: Fragment) {
+        let Some(first_key) = self.extend(f.tsn) else {
+            self.release_bytes(f.data.len());
+            return;
+        };
+        let mut data = BytesMut::with_capacity(self.size_hint.max(f.data.len()));
+        data.extend_from_slice(&f.data);
+        let mut lens = std::mem::take(&mut self.spare_lens);
+        lens.clear();
+        lens.push(f.data.len());
+        self.tail = Some(Tail {
+            first_key,
+            first_tsn: f.tsn,
+            last_tsn: f.tsn,
+            stream_id: f.stream_id,
+            ssn: f.ssn,
+            ppid: f.ppid,
+            unordered: f.unordered,
+            data,
+            lens,
+        });
+    }
+
+    /// Appends the next fragment to the message being gathered; at its E, completes it.
+    fn extend_tail(&mut self, f: Fragment) {
+        // Keeps `last_tsn` the reference for the next key, as the general path does.
+        if self.extend(f.tsn).is_none() {
+            self.release_bytes(f.data.len());
+            return;
+        }
+        let Some(t) = &mut self.tail else {
+            return;
+        };
+        t.data.extend_from_slice(&f.data);
+        t.lens.push(f.data.len());
+        t.last_tsn = f.tsn;
+        if !f.ending {
+            return;
+        }
+        let Some(t) = self.tail.take() else {
+            return;
+        };
+        self.size_hint = t.data.len();
+        self.spare_lens = t.lens;
+        let data = if wasteful(&t.data) {
+            // Sized for a larger message: do not hold that much memory for this one.
+            Bytes::copy_from_slice(&t.data)
+        } else {
+            t.data.freeze()
+        };
+        let msg = ReceivedMessage {
+            stream_id: t.stream_id,
+            ppid: t.ppid,
+            unordered: t.unordered,
+            data,
+        };
+        self.complete(msg, t.ssn);
+    }
+
+    /// Moves the message being gathered into the general maps as the fragments it was made
+    /// of (split from its buffer without copying): one run, B first, no E.
+    fn spill(&mut self) {
+        let Some(mut t) = self.tail.take() else {
+            return;
+        };
+        let n = t.lens.len();
+        let copy = wasteful(&t.data);
+        for (i, &len) in t.lens.iter().enumerate() {
+            let part = t.data.split_to(len);
+            let f = Fragment {
+                tsn: t.first_tsn.wrapping_add(i as u32),
+                stream_id: t.stream_id,
+                ssn: t.ssn,
+                ppid: t.ppid,
+                unordered: t.unordered,
+                beginning: i == 0,
+                ending: false,
+                // Held memory stays within twice what is charged for it (see `wasteful`).
+                data: if copy {
+                    Bytes::copy_from_slice(&part)
+                } else {
+                    part.freeze()
+                },
+            };
+            self.fragments.insert(t.first_key + i as u64, f);
+        }
+        self.runs.insert(t.first_key, t.first_key + n as u64 - 1);
+        self.spare_lens = t.lens;
+    }
+
+    /// The general rules: `f` (already counted in `bytes`) joins the maps, the runs it
+    /// borders, and leaves with them if that makes a whole message.
+    fn general(&mut self, f: Fragment) {
         let Some(key) = self.extend(f.tsn) else {
             // Only a peer whose TSNs jumped back and forth billions of times gets here.
             self.release_bytes(f.data.len());
@@ -214,7 +392,8 @@ impl Reassembly {
     /// Chunks held: fragments waiting plus whole messages waiting or not yet popped (so
     /// that the caller can charge a per-chunk overhead against the receive buffer).
     pub(crate) fn held_chunks(&self) -> usize {
-        self.fragments.len() + self.held.len() + self.ready.len()
+        let tail = self.tail.as_ref().map_or(0, |t| t.lens.len());
+        tail + self.fragments.len() + self.held.len() + self.ready.len()
     }
 
     /// PR-SCTP (RFC 3758 §3.6): drops the partial messages that miss a TSN at or before
@@ -223,6 +402,8 @@ impl Reassembly {
     /// order, the missing ones are skipped, the next expected SSN becomes `ssn + 1`, and the
     /// messages that are now in order follow.
     pub(crate) fn forward_tsn(&mut self, new_cum: u32, streams: &[(u16, u16)]) {
+        // The general rules decide what a FORWARD TSN abandons.
+        self.spill();
         for &(stream, ssn) in streams {
             let Some(&next) = self.next_ssn.get(usize::from(stream)) else {
                 continue;
@@ -420,489 +601,4 @@ impl Reassembly {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::{BTreeMap, HashMap, HashSet};
-
-    use proptest::prelude::*;
-
-    use super::*;
-
-    /// A fragment with the given flags; `data` is the text given.
-    fn frag(tsn: u32, stream_id: u16, ssn: u16, flags: &str, data: &str) -> Fragment {
-        Fragment {
-            tsn,
-            stream_id,
-            ssn,
-            ppid: 51,
-            unordered: flags.contains('U'),
-            beginning: flags.contains('B'),
-            ending: flags.contains('E'),
-            data: Bytes::copy_from_slice(data.as_bytes()),
-        }
-    }
-
-    /// Everything deliverable now, as (stream, text).
-    fn drain(r: &mut Reassembly) -> Vec<(u16, String)> {
-        std::iter::from_fn(|| r.pop())
-            .map(|m| (m.stream_id, String::from_utf8_lossy(&m.data).into_owned()))
-            .collect()
-    }
-
-    /// The texts of everything deliverable now.
-    fn texts(r: &mut Reassembly) -> Vec<String> {
-        drain(r).into_iter().map(|(_, t)| t).collect()
-    }
-
-    #[test]
-    fn in_order_single_chunk_messages_on_several_streams() {
-        let mut r = Reassembly::new(3);
-        r.insert(frag(10, 0, 0, "BE", "a0"));
-        r.insert(frag(11, 2, 0, "BE", "c0"));
-        r.insert(frag(12, 0, 1, "BE", "a1"));
-        r.insert(frag(13, 1, 0, "BE", "b0"));
-        assert!(r.has_ready());
-        assert_eq!(
-            drain(&mut r),
-            [
-                (0, "a0".into()),
-                (2, "c0".into()),
-                (0, "a1".into()),
-                (1, "b0".into())
-            ]
-        );
-        assert!(!r.has_ready());
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    #[test]
-    fn a_single_chunk_message_is_passed_through_without_copy() {
-        let mut r = Reassembly::new(1);
-        let f = frag(1, 0, 0, "BE", "zero copy");
-        let ptr = f.data.as_ptr();
-        r.insert(f);
-        assert_eq!(r.pop().map(|m| m.data.as_ptr()), Some(ptr));
-    }
-
-    #[test]
-    fn out_of_order_ssns_are_held_back_then_released() {
-        let mut r = Reassembly::new(2);
-        r.insert(frag(3, 0, 2, "BE", "m2"));
-        r.insert(frag(2, 0, 1, "BE", "m1"));
-        r.insert(frag(5, 1, 0, "BE", "other stream"));
-        // Stream 1 is not blocked by stream 0's missing SSN 0.
-        assert_eq!(texts(&mut r), ["other stream"]);
-        r.insert(frag(1, 0, 0, "BE", "m0"));
-        assert_eq!(texts(&mut r), ["m0", "m1", "m2"]);
-    }
-
-    #[test]
-    fn a_fragmented_message_arriving_scrambled_is_delivered_whole() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(103, 0, 0, "E", "!"));
-        r.insert(frag(101, 0, 0, "", "lo, "));
-        r.insert(frag(100, 0, 0, "B", "hel"));
-        assert!(!r.has_ready());
-        r.insert(frag(102, 0, 0, "", "world"));
-        assert_eq!(texts(&mut r), ["hello, world!"]);
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    #[test]
-    fn an_unordered_message_overtakes_a_blocked_ordered_one() {
-        let mut r = Reassembly::new(1);
-        // SSN 0 (TSN 1) is lost; SSN 1 waits for it.
-        r.insert(frag(2, 0, 1, "BE", "ordered 1"));
-        r.insert(frag(3, 0, 0, "UBE", "urgent"));
-        assert_eq!(texts(&mut r), ["urgent"]);
-        r.insert(frag(1, 0, 0, "BE", "ordered 0"));
-        assert_eq!(texts(&mut r), ["ordered 0", "ordered 1"]);
-    }
-
-    #[test]
-    fn interleaved_unordered_fragmented_messages_on_two_streams() {
-        let mut r = Reassembly::new(2);
-        // Message A is TSNs 1-3 on stream 0, B is TSNs 4-6 on stream 1; they arrive mixed.
-        r.insert(frag(4, 1, 9, "UB", "B1"));
-        r.insert(frag(1, 0, 7, "UB", "A1"));
-        r.insert(frag(5, 1, 9, "U", "B2"));
-        r.insert(frag(2, 0, 7, "U", "A2"));
-        r.insert(frag(6, 1, 9, "UE", "B3"));
-        assert_eq!(drain(&mut r), [(1, "B1B2B3".into())]);
-        r.insert(frag(3, 0, 7, "UE", "A3"));
-        assert_eq!(drain(&mut r), [(0, "A1A2A3".into())]);
-    }
-
-    #[test]
-    fn tsns_wrap_around_inside_a_message() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(0, 0, 0, "", "b"));
-        r.insert(frag(1, 0, 0, "E", "c"));
-        r.insert(frag(u32::MAX, 0, 0, "B", "a"));
-        assert_eq!(texts(&mut r), ["abc"]);
-    }
-
-    /// Delivers `count` single-chunk messages on stream 0 from TSN 1, SSN 0 on.
-    fn deliver_many(r: &mut Reassembly, count: u16) -> u32 {
-        for ssn in 0..count {
-            r.insert(frag(u32::from(ssn) + 1, 0, ssn, "BE", "x"));
-            assert!(r.pop().is_some());
-        }
-        u32::from(count) + 1
-    }
-
-    #[test]
-    fn ssns_wrap_from_65535_to_0() {
-        let mut r = Reassembly::new(1);
-        let tsn = deliver_many(&mut r, 65535);
-        // SSN 65535 is next; 0 and 1 arrive first and wait for it.
-        r.insert(frag(tsn + 2, 0, 1, "BE", "ssn 1"));
-        r.insert(frag(tsn + 1, 0, 0, "BE", "ssn 0"));
-        assert!(!r.has_ready());
-        r.insert(frag(tsn, 0, 65535, "BE", "ssn 65535"));
-        assert_eq!(texts(&mut r), ["ssn 65535", "ssn 0", "ssn 1"]);
-        r.insert(frag(tsn + 3, 0, 2, "BE", "ssn 2"));
-        assert_eq!(texts(&mut r), ["ssn 2"]);
-    }
-
-    #[test]
-    fn forward_tsn_releases_held_messages_across_the_ssn_wrap() {
-        let mut r = Reassembly::new(1);
-        let tsn = deliver_many(&mut r, 65534);
-        // SSN 65534 and 0 are lost; 65535 and 1 wait.
-        r.insert(frag(tsn + 1, 0, 65535, "BE", "ssn 65535"));
-        r.insert(frag(tsn + 3, 0, 1, "BE", "ssn 1"));
-        assert!(!r.has_ready());
-        r.forward_tsn(tsn + 2, &[(0, 0)]);
-        assert_eq!(texts(&mut r), ["ssn 65535", "ssn 1"]);
-    }
-
-    #[test]
-    fn forward_tsn_skips_a_lost_message_and_releases_later_ones() {
-        let mut r = Reassembly::new(2);
-        // SSN 0 was TSNs 1-3: 1 and 3 arrived, 2 is lost for good. SSN 1 and 2 arrived whole.
-        r.insert(frag(1, 0, 0, "B", "xx"));
-        r.insert(frag(3, 0, 0, "E", "zz"));
-        r.insert(frag(4, 0, 1, "BE", "one"));
-        r.insert(frag(5, 0, 2, "BE", "two"));
-        // Unrelated partial message above the new cumulative TSN: kept.
-        r.insert(frag(6, 1, 0, "B", "keep"));
-        assert!(!r.has_ready());
-        r.forward_tsn(3, &[(0, 0)]);
-        assert_eq!(texts(&mut r), ["one", "two"]);
-        // Only the partial message of stream 1 is still held.
-        assert_eq!(r.buffered_bytes(), 4);
-        r.insert(frag(7, 1, 0, "E", "!"));
-        assert_eq!(texts(&mut r), ["keep!"]);
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    #[test]
-    fn forward_tsn_delivers_stranded_messages_up_to_the_listed_ssn() {
-        let mut r = Reassembly::new(1);
-        // SSNs 0 and 2 lost, 1 and 3 arrived; the sender abandons SSN 0 to 2.
-        r.insert(frag(2, 0, 1, "BE", "one"));
-        r.insert(frag(4, 0, 3, "BE", "three"));
-        r.forward_tsn(3, &[(0, 2)]);
-        // RFC 3758 §3.6: SSN 1 is made available, then 3 follows in order.
-        assert_eq!(texts(&mut r), ["one", "three"]);
-        // An old FORWARD TSN changes nothing.
-        r.forward_tsn(1, &[(0, 0)]);
-        r.insert(frag(5, 0, 4, "BE", "four"));
-        assert_eq!(texts(&mut r), ["four"]);
-    }
-
-    #[test]
-    fn forward_tsn_drops_the_tail_of_a_message_whose_head_was_abandoned() {
-        let mut r = Reassembly::new(1);
-        // Message TSNs 10-12 (SSN 0): only 12 arrived, and the sender skipped up to 11.
-        r.insert(frag(12, 0, 0, "E", "tail"));
-        r.forward_tsn(11, &[(0, 0)]);
-        assert_eq!(r.buffered_bytes(), 0);
-        assert!(r.runs.is_empty() && r.fragments.is_empty());
-    }
-
-    #[test]
-    fn buffered_bytes_and_chunks_are_exact_through_insert_and_pop() {
-        let mut r = Reassembly::new(2);
-        let held = |r: &Reassembly| (r.buffered_bytes(), r.held_chunks());
-        r.insert(frag(1, 0, 0, "B", "12345"));
-        assert_eq!(held(&r), (5, 1));
-        r.insert(frag(3, 1, 0, "BE", "abc")); // ready
-        assert_eq!(held(&r), (8, 2));
-        r.insert(frag(4, 1, 2, "BE", "held")); // waits for SSN 1
-        assert_eq!(held(&r), (12, 3));
-        r.insert(frag(2, 0, 0, "E", "67")); // two fragments become one message
-        assert_eq!(held(&r), (14, 3));
-        assert_eq!(r.pop().map(|m| m.data.len()), Some(3));
-        assert_eq!(held(&r), (11, 2));
-        assert_eq!(r.pop().map(|m| m.data.len()), Some(7));
-        assert_eq!(held(&r), (4, 1));
-        assert!(r.pop().is_none());
-        assert_eq!(held(&r), (4, 1));
-    }
-
-    #[test]
-    fn hostile_two_beginnings_in_a_row() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(1, 0, 0, "B", "first"));
-        r.insert(frag(2, 0, 0, "B", "second"));
-        // TSN 1 can never get its E: dropped. TSN 2 may still complete.
-        assert_eq!(r.buffered_bytes(), 6);
-        r.insert(frag(3, 0, 0, "E", "!"));
-        assert_eq!(texts(&mut r), ["second!"]);
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    #[test]
-    fn hostile_end_without_beginning() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(2, 0, 0, "E", "end"));
-        // An E without B right after another E can never get its beginning: dropped.
-        r.insert(frag(3, 0, 0, "E", "bogus"));
-        assert_eq!(r.buffered_bytes(), 3);
-        r.insert(frag(1, 0, 0, "B", "the "));
-        assert_eq!(texts(&mut r), ["the end"]);
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    #[test]
-    fn hostile_orphan_after_a_delivered_message_waits_for_a_forward_tsn() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(1, 0, 0, "BE", "whole"));
-        // E without B right after a delivered message: the TSN before it is gone, so
-        // nothing shows it can never complete. It is held (never delivered) until a
-        // FORWARD TSN covers it or the association ends.
-        r.insert(frag(2, 0, 1, "E", "orphan"));
-        assert_eq!(texts(&mut r), ["whole"]);
-        assert_eq!(r.buffered_bytes(), 6);
-        r.insert(frag(3, 0, 1, "BE", "next"));
-        assert_eq!(texts(&mut r), ["next"]);
-        r.forward_tsn(2, &[]);
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    #[test]
-    fn hostile_fragments_of_one_tsn_range_on_different_streams() {
-        let mut r = Reassembly::new(2);
-        r.insert(frag(1, 0, 0, "B", "stream 0 "));
-        r.insert(frag(3, 1, 0, "E", "end"));
-        r.insert(frag(2, 1, 0, "", "stream 1 "));
-        assert!(!r.has_ready());
-        assert_eq!(r.buffered_bytes(), 0);
-        // Same with a change of U flag or of SSN inside the range.
-        r.insert(frag(10, 0, 0, "B", "x"));
-        r.insert(frag(11, 0, 0, "UE", "y"));
-        r.insert(frag(20, 0, 0, "B", "x"));
-        r.insert(frag(21, 0, 5, "E", "y"));
-        assert!(!r.has_ready());
-        assert_eq!(r.buffered_bytes(), 0);
-        r.insert(frag(30, 0, 0, "BE", "fine"));
-        assert_eq!(texts(&mut r), ["fine"]);
-    }
-
-    #[test]
-    fn hostile_ssn_already_delivered() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(1, 0, 0, "BE", "zero"));
-        r.insert(frag(2, 0, 1, "BE", "one"));
-        assert_eq!(texts(&mut r), ["zero", "one"]);
-        // SSN 0 again, and an SSN half the space away, count as already delivered.
-        r.insert(frag(3, 0, 0, "BE", "replay"));
-        r.insert(frag(4, 0, 2 + 32768, "B", "far"));
-        r.insert(frag(5, 0, 2 + 32768, "E", "far"));
-        assert!(!r.has_ready());
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    #[test]
-    fn hostile_duplicate_ssn_and_tsn_keep_the_first() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(2, 0, 1, "BE", "first"));
-        r.insert(frag(3, 0, 1, "BE", "impostor"));
-        r.insert(frag(10, 0, 5, "B", "a"));
-        r.insert(frag(10, 0, 5, "B", "again"));
-        assert_eq!(r.buffered_bytes(), "first".len() + 1);
-        r.insert(frag(1, 0, 0, "BE", "zero"));
-        assert_eq!(texts(&mut r), ["zero", "first"]);
-    }
-
-    #[test]
-    fn keys_never_wrap_even_after_billions_of_jumps() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(0, 0, 0, "B", "x"));
-        // As if the TSNs had jumped forward by 2^31 - 1 about 2^32 times.
-        r.last_tsn = u64::MAX - 1;
-        // 102 ahead would pass u64::MAX: dropped. 1 ahead lands on the last key, which has
-        // no neighbour after it.
-        r.insert(frag(100, 0, 0, "", "y"));
-        r.insert(frag(u32::MAX, 0, 0, "", "z"));
-        assert_eq!(r.buffered_bytes(), 2);
-        assert_eq!(r.fragments.keys().last(), Some(&u64::MAX));
-    }
-
-    #[test]
-    fn unknown_streams_are_ignored() {
-        let mut r = Reassembly::new(1);
-        r.insert(frag(1, 1, 0, "BE", "nowhere"));
-        r.forward_tsn(1, &[(7, 3)]);
-        assert!(!r.has_ready());
-        assert_eq!(r.buffered_bytes(), 0);
-    }
-
-    /// Recomputes the bytes held from the structures themselves.
-    fn held_bytes(r: &Reassembly) -> usize {
-        r.fragments.values().map(|f| f.data.len()).sum::<usize>()
-            + r.held.values().map(|m| m.data.len()).sum::<usize>()
-            + r.ready.iter().map(|m| m.data.len()).sum::<usize>()
-    }
-
-    /// Messages as (stream, unordered, size); the fragments of all of them with consecutive
-    /// TSNs from `init`, 1000 bytes at most each. Message `i` has PPID `i` and its bytes
-    /// are a pattern of `i`.
-    fn fragment_all(messages: &[(u16, bool, usize)], init: u32) -> Vec<Fragment> {
-        let mut ssns: HashMap<u16, u16> = HashMap::new();
-        let mut tsn = init;
-        let mut out = Vec::new();
-        for (i, &(stream, unordered, size)) in messages.iter().enumerate() {
-            let data = Bytes::from(pattern(i, size));
-            let ssn = if unordered {
-                0xdead
-            } else {
-                let s = ssns.entry(stream).or_default();
-                *s = s.wrapping_add(1);
-                s.wrapping_sub(1)
-            };
-            let n = size.div_ceil(1000);
-            for k in 0..n {
-                out.push(Fragment {
-                    tsn,
-                    stream_id: stream,
-                    ssn,
-                    ppid: i as u32,
-                    unordered,
-                    beginning: k == 0,
-                    ending: k + 1 == n,
-                    data: data.slice(k * 1000..size.min((k + 1) * 1000)),
-                });
-                tsn = tsn.wrapping_add(1);
-            }
-        }
-        out
-    }
-
-    /// The bytes of message `i`.
-    fn pattern(i: usize, size: usize) -> Vec<u8> {
-        (0..size).map(|j| ((i * 7 + j * 13) % 251) as u8).collect()
-    }
-
-    /// Random messages, and all their fragments in a random order.
-    fn scrambled() -> impl Strategy<Value = (Vec<(u16, bool, usize)>, Vec<Fragment>)> {
-        let message = (0u16..4, any::<bool>(), 1usize..5000);
-        let init = prop_oneof![any::<u32>(), (u32::MAX - 20)..=u32::MAX];
-        (prop::collection::vec(message, 0..40), init).prop_flat_map(|(messages, init)| {
-            let fragments = fragment_all(&messages, init);
-            (Just(messages), Just(fragments).prop_shuffle())
-        })
-    }
-
-    proptest! {
-        #[test]
-        fn any_arrival_order_delivers_every_message_once_intact_in_order(
-            (messages, fragments) in scrambled(),
-            pop_every in 1usize..10,
-        ) {
-            let mut r = Reassembly::new(4);
-            let mut out = Vec::new();
-            for (n, f) in fragments.into_iter().enumerate() {
-                r.insert(f);
-                prop_assert_eq!(r.buffered_bytes(), held_bytes(&r));
-                if n % pop_every == 0 {
-                    out.extend(std::iter::from_fn(|| r.pop()));
-                }
-            }
-            out.extend(std::iter::from_fn(|| r.pop()));
-            prop_assert_eq!(r.buffered_bytes(), 0);
-            prop_assert_eq!(out.len(), messages.len());
-            let mut seen = HashSet::new();
-            let mut last_ordered: HashMap<u16, u32> = HashMap::new();
-            for m in out {
-                let i = m.ppid as usize;
-                prop_assert!(seen.insert(i), "message {} delivered twice", i);
-                let (stream, unordered, size) = messages[i];
-                prop_assert_eq!((m.stream_id, m.unordered), (stream, unordered));
-                prop_assert_eq!(&m.data[..], &pattern(i, size)[..]);
-                if !unordered {
-                    // Later SSNs on a stream are later messages: PPIDs must increase.
-                    if let Some(prev) = last_ordered.insert(stream, m.ppid) {
-                        prop_assert!(prev < m.ppid, "stream {} out of order", stream);
-                    }
-                }
-            }
-        }
-
-        /// Hostile input: random flags, streams, SSNs and FORWARD TSNs. Nothing panics, the
-        /// accounting stays exact, and every message delivered is made of consecutive TSNs
-        /// of one stream, one kind and one SSN if ordered, from a B to an E, each used once.
-        #[test]
-        fn hostile_fragments_never_make_a_corrupt_message(
-            base in any::<u32>(),
-            ops in prop::collection::vec(
-                (0u32..40, 0u16..3, 0u16..4, any::<bool>(), any::<bool>(), any::<bool>(), 0u8..12),
-                0..200,
-            ),
-        ) {
-            let mut r = Reassembly::new(2);
-            let mut sent: BTreeMap<u32, Fragment> = BTreeMap::new();
-            let mut used = HashSet::new();
-            let mut last_ssn: HashMap<u16, u16> = HashMap::new();
-            for (off, stream, ssn, unordered, beginning, ending, kind) in ops {
-                let tsn = base.wrapping_add(off);
-                if kind == 0 {
-                    r.forward_tsn(tsn, &[(stream, ssn)]);
-                } else if let Entry::Vacant(slot) = sent.entry(tsn) {
-                    // The TSN map lets each TSN through once.
-                    let f = Fragment {
-                        tsn,
-                        stream_id: stream,
-                        ssn,
-                        ppid: 0,
-                        unordered,
-                        beginning,
-                        ending,
-                        data: Bytes::copy_from_slice(&tsn.to_be_bytes()),
-                    };
-                    slot.insert(f.clone());
-                    r.insert(f);
-                }
-                prop_assert_eq!(r.buffered_bytes(), held_bytes(&r));
-                while let Some(m) = r.pop() {
-                    let tsns: Vec<u32> = m
-                        .data
-                        .chunks(4)
-                        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-                        .collect();
-                    let frags: Vec<&Fragment> = tsns.iter().map(|t| &sent[t]).collect();
-                    let (first, last) = (frags[0], frags[frags.len() - 1]);
-                    prop_assert!(first.beginning && last.ending);
-                    prop_assert_eq!(m.stream_id, first.stream_id);
-                    prop_assert_eq!(m.unordered, first.unordered);
-                    for (w, pair) in frags.windows(2).enumerate() {
-                        prop_assert_eq!(pair[1].tsn, pair[0].tsn.wrapping_add(1), "at {}", w);
-                        let (a, b) = (pair[0], pair[1]);
-                        prop_assert!(!a.ending && !b.beginning);
-                        prop_assert_eq!((a.stream_id, a.unordered), (b.stream_id, b.unordered));
-                        prop_assert!(a.unordered || a.ssn == b.ssn);
-                    }
-                    for t in tsns {
-                        prop_assert!(used.insert(t), "TSN {} delivered twice", t);
-                    }
-                    if !m.unordered
-                        && let Some(prev) = last_ssn.insert(m.stream_id, first.ssn)
-                    {
-                        prop_assert!(ssn_lt(prev, first.ssn), "SSN {} after {}", first.ssn, prev);
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;
