@@ -71,14 +71,16 @@ pub fn stamped_message(
     head[LEN_AT..CRC_AT].copy_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes());
     let n = len.min(HEADER_LEN);
     arena.put_slice(&head[..n]);
+    arena.resize(len, 0);
+    // Word by word into the slice: a loop of plain stores, not a `put` call per word.
     let mut word = pattern_seed(stream, seq);
-    let mut left = len - n;
-    while left >= 8 {
-        arena.put_u64_le(word);
+    let mut words = arena[n..].chunks_exact_mut(8);
+    for w in &mut words {
+        w.copy_from_slice(&word.to_le_bytes());
         word = word.wrapping_add(PATTERN_STEP);
-        left -= 8;
     }
-    arena.put_slice(&word.to_le_bytes()[..left]);
+    let tail = words.into_remainder();
+    tail.copy_from_slice(&word.to_le_bytes()[..tail.len()]);
     if len >= HEADER_LEN {
         let crc = checksum(arena);
         arena[CRC_AT..HEADER_LEN].copy_from_slice(&crc.to_be_bytes());
