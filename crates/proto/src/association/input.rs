@@ -383,15 +383,21 @@ pub(crate) fn judged_whole(packet: &Bytes) -> bool {
     true
 }
 
-/// An NR-SACK's gap blocks and NR gap blocks as one sorted list of acknowledged TSNs
-/// (a peer may list a non-renegable TSN in either or both).
-fn merge_nr_blocks(s: &NrSack) -> Vec<braid_wire::chunk::GapAckBlock> {
-    let mut v: Vec<_> = s
-        .gap_blocks
-        .iter()
-        .chain(&s.nr_gap_blocks)
-        .copied()
-        .collect();
-    v.sort_by_key(|b| b.start);
-    v
+/// The gap blocks of an NR-SACK as one list: the renegable ones and the non-renegable ones
+/// together (a chunk in either is received). SACK processing sorts and merges them, so a
+/// list that covers the other (braid's own NR-SACKs repeat every block) is passed as it is.
+fn merge_nr_blocks(s: &NrSack) -> std::borrow::Cow<'_, [braid_wire::chunk::GapAckBlock]> {
+    if s.nr_gap_blocks.is_empty() || s.nr_gap_blocks == s.gap_blocks {
+        return std::borrow::Cow::Borrowed(&s.gap_blocks);
+    }
+    if s.gap_blocks.is_empty() {
+        return std::borrow::Cow::Borrowed(&s.nr_gap_blocks);
+    }
+    std::borrow::Cow::Owned(
+        s.gap_blocks
+            .iter()
+            .chain(&s.nr_gap_blocks)
+            .copied()
+            .collect(),
+    )
 }

@@ -56,34 +56,53 @@ pub(super) fn offsets_to_tsns(offsets: &[(usize, usize)], cum: u32, out: &mut Ve
     );
 }
 
-/// Every offset in the sorted, merged ranges `a` that is not in `b`, in order.
+/// Every offset in the sorted, merged ranges `a` that is not in `b`, in order (no
+/// allocation: this runs for every SACK).
 pub(super) fn ranges_minus<'a>(
     a: &'a [(usize, usize)],
     b: &'a [(usize, usize)],
 ) -> impl Iterator<Item = usize> + 'a {
-    let mut j = 0usize;
-    a.iter().flat_map(move |&(lo, hi)| {
-        let mut pieces: Vec<(usize, usize)> = Vec::new();
-        let mut cur = lo;
-        while j < b.len() && b[j].1 < lo {
-            j += 1;
-        }
-        let mut k = j;
-        while cur <= hi {
-            if k < b.len() && b[k].0 <= hi {
-                let (blo, bhi) = b[k];
-                if blo > cur {
-                    pieces.push((cur, blo - 1));
+    RangesMinus {
+        a,
+        b,
+        i: 0,
+        j: 0,
+        cur: 0,
+    }
+}
+
+/// The iterator of [`ranges_minus`]: `cur` walks the ranges of `a`, jumping over `b`'s.
+struct RangesMinus<'a> {
+    a: &'a [(usize, usize)],
+    b: &'a [(usize, usize)],
+    i: usize,
+    j: usize,
+    cur: usize,
+}
+
+impl Iterator for RangesMinus<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            let &(lo, hi) = self.a.get(self.i)?;
+            self.cur = self.cur.max(lo);
+            if self.cur > hi {
+                self.i += 1;
+                continue;
+            }
+            while self.b.get(self.j).is_some_and(|r| r.1 < self.cur) {
+                self.j += 1;
+            }
+            match self.b.get(self.j) {
+                Some(&(blo, bhi)) if blo <= self.cur => self.cur = bhi + 1,
+                _ => {
+                    self.cur += 1;
+                    return Some(self.cur - 1);
                 }
-                cur = cur.max(bhi + 1);
-                k += 1;
-            } else {
-                pieces.push((cur, hi));
-                break;
             }
         }
-        pieces.into_iter().flat_map(|(x, y)| x..=y)
-    })
+    }
 }
 
 #[cfg(test)]

@@ -82,7 +82,9 @@ impl Association {
             None
         };
         if !nr_gaps.is_empty() {
-            self.free_nr_acked(nr_gaps);
+            // braid's own NR-SACKs repeat every gap block as non-renegable: reuse the offsets.
+            let same = digest.as_ref().filter(|_| nr_gaps == gaps);
+            self.free_nr_acked(nr_gaps, same.map(|d| &d.blocks[..]));
         }
         if let Some(d) = digest {
             let lost = self.miss_indications(&d, ack.cum_advanced, cmt);
@@ -201,10 +203,10 @@ impl Association {
 
     /// Step 2, NR blocks: the receiver will never renege on these chunks, so they leave the
     /// send buffer now instead of at the cumulative ack (Natarajan et al., NR-SACK).
-    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock]) {
+    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], offsets: Option<&[(usize, usize)]>) {
         let n = self.tx.outstanding.len();
         let cum = self.tx.cum_ack;
-        let blocks = block_offsets(nr_gaps, n);
+        let blocks = offsets.map_or_else(|| block_offsets(nr_gaps, n), <[_]>::to_vec);
         let before = tsn_offsets(&self.tx.nr_acked_ranges, cum, n);
         // Only what this NR-SACK adds (non-renegable blocks never shrink).
         for off in ranges_minus(&blocks, &before) {
