@@ -376,8 +376,6 @@ pub struct Host {
     pub assoc: Option<AssocId>,
     /// Earliest pending timer event scheduled for this host.
     pub timer: Option<Instant>,
-    /// Timer events in a row at one instant (a guard against a timer that does not clear).
-    pub timer_spin: (Instant, u32),
     /// 0: the measured association; k+1: competing flow k.
     pub flow: u16,
     /// Sending application.
@@ -394,7 +392,6 @@ impl Host {
             addrs,
             assoc: None,
             timer: None,
-            timer_spin: (Instant::ZERO, 0),
             flow,
             sources: Vec::new(),
             sink: None,

@@ -47,6 +47,9 @@ pub struct RunOptions {
     pub timeseries: Option<PathBuf>,
     /// Damage the sender's DATA on purpose (tests of the integrity check).
     pub fault: Option<Fault>,
+    /// Write every association's decision trace (`braid_proto::trace`) into this directory,
+    /// one JSON-lines file per host and association: `a-assoc-0.jsonl`, `b-assoc-0.jsonl`…
+    pub trace: Option<PathBuf>,
 }
 
 /// The receiving application did not get every message intact, once and in order.
@@ -499,6 +502,22 @@ struct World<'s> {
     /// The defect injected into A's DATA, and A's DATA chunks seen so far.
     fault: Option<Fault>,
     fault_seen: u64,
+    /// Per host, the decision-trace writers (a run with `RunOptions::trace`).
+    traces: Vec<Option<TraceFiles>>,
+    /// The first error writing a trace (reported when the run ends).
+    trace_error: Option<std::io::Error>,
+}
+
+/// One host's trace files: `DIR/a-assoc-ID.jsonl` for host A, `b-…` for B, and so on.
+type TraceFiles = braid_proto::JsonLines<BufWriter<File>>;
+
+fn trace_files(dir: &std::path::Path, host: usize) -> TraceFiles {
+    let dir = dir.to_path_buf();
+    let letter = char::from(b'a' + (host % 26) as u8);
+    braid_proto::JsonLines::new(move |id| {
+        let f = File::create(dir.join(format!("{letter}-assoc-{}.jsonl", id.0)))?;
+        Ok(BufWriter::new(f))
+    })
 }
 
 impl<'s> World<'s> {
@@ -616,6 +635,18 @@ impl<'s> World<'s> {
             }
             _ => None,
         };
+        let traces = match &opts.trace {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|source| SimError::Io {
+                    path: dir.clone(),
+                    source,
+                })?;
+                (0..hosts.len())
+                    .map(|h| Some(trace_files(dir, h)))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         let series = (s.timeseries.is_some() && opts.timeseries.is_some()).then(|| {
             let mut t = String::from(TIMESERIES_HEADER);
             t.push('\n');
@@ -645,6 +676,8 @@ impl<'s> World<'s> {
             closed: false,
             fault: opts.fault,
             fault_seen: 0,
+            traces,
+            trace_error: None,
         })
     }
 
@@ -836,6 +869,7 @@ impl<'s> World<'s> {
 
     /// After an input to host `h`: events, application, transmissions, timer.
     fn service(&mut self, h: HostId) {
+        self.drain_trace(h);
         let now = self.q.now();
         for round in 0.. {
             let mut events = 0;
@@ -862,7 +896,18 @@ impl<'s> World<'s> {
                 break;
             }
         }
+        self.drain_trace(h);
         self.arm_timer(h);
+    }
+
+    /// Writes what `h`'s associations decided since the last call (a run with a trace).
+    fn drain_trace(&mut self, h: HostId) {
+        let Some(t) = self.traces.get_mut(h).and_then(Option::as_mut) else {
+            return;
+        };
+        if let Err(e) = t.drain(&mut self.hosts[h].ep) {
+            self.trace_error.get_or_insert(e);
+        }
     }
 
     fn on_event(&mut self, h: HostId, id: AssocId, ev: Event) {
@@ -958,18 +1003,8 @@ impl<'s> World<'s> {
         let Some(t) = host.ep.poll_timeout() else {
             return;
         };
-        let mut at = t.max(now);
-        if at == now {
-            // A timer that stays due after handle_timeout would spin at one instant.
-            if host.timer_spin.0 == now {
-                host.timer_spin.1 += 1;
-            } else {
-                host.timer_spin = (now, 1);
-            }
-            if host.timer_spin.1 > 64 {
-                at = now + Duration::from_millis(1);
-            }
-        }
+        // A deadline at `now` fires once: handle_timeout leaves none due (the core's timer.rs).
+        let at = t.max(now);
         if host.timer.is_none_or(|armed| at < armed) {
             host.timer = Some(at);
             self.q.schedule(at, Ev::Timer(h));
@@ -1015,6 +1050,21 @@ impl<'s> World<'s> {
     }
 
     fn finish(mut self, opts: &RunOptions) -> Result<RunResult, SimError> {
+        for h in 0..self.traces.len() {
+            self.drain_trace(h);
+        }
+        if let Some(dir) = &opts.trace {
+            let io = |source| SimError::Io {
+                path: dir.clone(),
+                source,
+            };
+            if let Some(e) = self.trace_error.take() {
+                return Err(io(e));
+            }
+            for t in self.traces.iter_mut().flatten() {
+                t.flush().map_err(io)?;
+            }
+        }
         if let Some((_, w)) = self.pcap.take() {
             let path = opts.pcap.clone().unwrap_or_default();
             if let Some(e) = self.pcap_error.take() {

@@ -166,6 +166,11 @@ pub fn run_all(
                 None
             },
             fault: None,
+            trace: if sc.trace {
+                file("trace", "d")?.map(|f| f.with_extension(""))
+            } else {
+                None
+            },
         });
     }
 

@@ -46,6 +46,10 @@ pub struct Scenario {
     /// Write a pcap of one path's forward link.
     #[serde(default)]
     pub pcap: Option<PcapSpec>,
+    /// Write every association's decision trace (`braid_proto::trace`) as JSON lines, one
+    /// directory per run: `trace/point{P}-seed{S}/a-assoc-0.jsonl`…
+    #[serde(default)]
+    pub trace: bool,
     /// The sweep table: parameter key → values. Consumed by [`crate::sweep`].
     #[serde(default)]
     pub sweep: toml::value::Table,

@@ -74,6 +74,7 @@ fn run_with_outputs(s: &Scenario, seed: u64, tag: &str) -> (RunResult, Vec<u8>, 
             pcap: Some(pcap.clone()),
             timeseries: Some(series.clone()),
             fault: None,
+            trace: None,
         },
     )
     .unwrap();
