@@ -562,7 +562,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     let cfg = EndpointConfig {
         port: args.local_port.unwrap_or(args.port),
         association: AssociationConfig {
-            cmt,
+            cmt: cmt.then(braid_net::CmtConfig::default),
             stream_scheduler: args.scheduler,
             ..assoc_config(k)
         },
@@ -915,7 +915,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         association: AssociationConfig {
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
-            cmt: args.bind.len() > 1,
+            cmt: (args.bind.len() > 1).then(braid_net::CmtConfig::default),
             // The echo goes back on the stream it came on: offer as many outbound streams
             // as the server accepts inbound.
             ..assoc_config(if args.echo {

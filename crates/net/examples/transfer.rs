@@ -25,7 +25,7 @@ fn config(listen: bool) -> EndpointConfig {
     EndpointConfig {
         listen,
         association: AssociationConfig {
-            cmt: true,
+            cmt: Some(braid_net::CmtConfig::default()),
             ..Default::default()
         },
         ..Default::default()

@@ -47,8 +47,8 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 pub use braid_proto::{
-    AssocId, AssociationConfig, AssociationStats, CloseReason, ConfigError, EndpointConfig,
-    PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError, SendOptions,
+    AssocId, AssociationConfig, AssociationStats, CloseReason, CmtConfig, ConfigError,
+    EndpointConfig, PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError, SendOptions,
 };
 
 use driver::Cmd;

@@ -18,7 +18,7 @@ const MESSAGE: usize = 1200;
 
 fn cfg() -> AssociationConfig {
     AssociationConfig {
-        cmt: true,
+        cmt: Some(braid_net::CmtConfig::default()),
         rto_initial: Duration::from_millis(200),
         rto_min: Duration::from_millis(50),
         rto_max: Duration::from_millis(500),
@@ -154,7 +154,10 @@ async fn cmt_uses_both_paths_and_survives_losing_one() {
 /// A verified transfer between endpoints bound to these loopback addresses (the client
 /// connects to the server's first), then a graceful close; bounded in time.
 async fn transfer_between(server: &[&str], client: &[&str], cmt: bool) {
-    let assoc = AssociationConfig { cmt, ..cfg() };
+    let assoc = AssociationConfig {
+        cmt: cmt.then(braid_net::CmtConfig::default),
+        ..cfg()
+    };
     let addrs = |v: &[&str]| -> Vec<SocketAddr> {
         v.iter()
             .map(|a| format!("{a}:0").parse().unwrap())

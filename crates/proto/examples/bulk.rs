@@ -37,7 +37,7 @@ pub(crate) fn config(path_mtu: usize, paths: usize) -> AssociationConfig {
         send_buffer: 4 << 20,
         recv_buffer: 4 << 20,
         path_mtu,
-        cmt: paths > 1,
+        cmt: (paths > 1).then(braid_proto::CmtConfig::default),
         ..AssociationConfig::default()
     }
 }

@@ -16,7 +16,9 @@ mod validate;
 pub enum RtxPolicy {
     /// RTX-SAME: the path the chunk was last sent on.
     Same,
-    /// RTX-ASAP: the first active path with cwnd room when the retransmission goes out.
+    /// RTX-ASAP: the active path with the most cwnd room (cwnd − flight size) when the loss
+    /// is detected. The paper sends to any path with room at send time, picked at random;
+    /// braid decides once, deterministically, so runs repeat.
     Asap,
     /// RTX-CWND: the active path with the largest cwnd.
     Cwnd,
@@ -53,6 +55,32 @@ pub enum PathPairing {
     All,
 }
 
+/// Concurrent Multipath Transfer (Iyengar et al., IEEE/ACM ToN 2006) and the mechanisms
+/// that make it work; `Default` turns all three on, as the paper recommends, without buffer
+/// splitting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CmtConfig {
+    /// Split Fast Retransmit (§3.1): miss indications per path.
+    pub sfr: bool,
+    /// Cwnd Update for CMT (§3.2): a path's cwnd grows on its own pseudo-cumulative ack.
+    pub cuc: bool,
+    /// Delayed Ack for CMT (§3.3): the SACK says how many packets it covers.
+    pub dac: bool,
+    /// Per-path shares of the buffers (Dreibholz et al., GLOBECOM 2010).
+    pub buffer_splitting: BufferSplitting,
+}
+
+impl Default for CmtConfig {
+    fn default() -> Self {
+        Self {
+            sfr: true,
+            cuc: true,
+            dac: true,
+            buffer_splitting: BufferSplitting::None,
+        }
+    }
+}
+
 /// Settings of one association. `Default` gives the RFC 9260 values;
 /// [`AssociationConfig::validate`] checks a changed one.
 #[derive(Debug, Clone)]
@@ -75,10 +103,10 @@ pub struct AssociationConfig {
     pub path_max_retrans: u32,
     /// Max.Init.Retransmits: 8 attempts of INIT or COOKIE-ECHO.
     pub max_init_retransmits: u32,
-    /// HB.interval: 30 s between heartbeats on an idle path (plus RTO and jitter).
-    pub hb_interval: Duration,
-    /// Whether heartbeats are sent at all.
-    pub heartbeats: bool,
+    /// HB.interval: 30 s between heartbeats on an idle path (plus RTO and jitter, RFC 9260
+    /// §8.3); `None`: no heartbeats on idle paths (unconfirmed and potentially failed
+    /// addresses are still probed, §5.4 and RFC 7829).
+    pub hb_interval: Option<Duration>,
     /// Delayed SACK timeout: 200 ms (RFC 9260 §6.2, at most 500 ms).
     pub sack_delay: Duration,
     /// SACK at least every this many packets carrying DATA: 2 (RFC 9260 §6.2).
@@ -107,22 +135,14 @@ pub struct AssociationConfig {
     /// Gap ack blocks reported in one SACK at most.
     pub max_gap_blocks: usize,
     /// Concurrent Multipath Transfer: new data on every active path with cwnd room
-    /// (Iyengar et al.); off: new data on the primary path only (RFC 9260).
-    pub cmt: bool,
-    /// CMT Split Fast Retransmit (miss indications per path).
-    pub cmt_sfr: bool,
-    /// CMT Cwnd Update for CMT (cwnd grows on per-path pseudo-cumulative acks).
-    pub cmt_cuc: bool,
-    /// CMT Delayed Ack for CMT (the SACK says how many packets it covers).
-    pub cmt_dac: bool,
+    /// (Iyengar et al.); `None`: new data on the primary path only (RFC 9260).
+    pub cmt: Option<CmtConfig>,
     /// Congestion control of every path.
     pub cc: CongestionControl,
     /// Retransmission path policy.
     pub rtx_policy: RtxPolicy,
     /// Offer NR-SACK (chunk 0x10) and use it when the peer offers it too.
     pub nr_sack: bool,
-    /// Per-path shares of the buffers.
-    pub buffer_splitting: BufferSplitting,
     /// Stream scheduler of the sender (changeable at run time).
     pub stream_scheduler: SchedulerKind,
     /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* is the path of stream *i*;
@@ -149,8 +169,7 @@ impl Default for AssociationConfig {
             association_max_retrans: 10,
             path_max_retrans: 5,
             max_init_retransmits: 8,
-            hb_interval: Duration::from_secs(30),
-            heartbeats: true,
+            hb_interval: Some(Duration::from_secs(30)),
             sack_delay: Duration::from_millis(200),
             sack_freq: 2,
             outbound_streams: 16,
@@ -164,14 +183,10 @@ impl Default for AssociationConfig {
             stream_buffer_low: 0,
             max_dup_tsns: 16,
             max_gap_blocks: 64,
-            cmt: false,
-            cmt_sfr: true,
-            cmt_cuc: true,
-            cmt_dac: true,
+            cmt: None,
             cc: CongestionControl::Reno,
             rtx_policy: RtxPolicy::default(),
             nr_sack: true,
-            buffer_splitting: BufferSplitting::None,
             stream_scheduler: SchedulerKind::default(),
             stream_paths: Vec::new(),
             path_pairing: PathPairing::ByIndex,

@@ -25,7 +25,7 @@ pub mod trace;
 
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
 pub use config::{
-    AssociationConfig, BufferSplitting, ConfigError, CongestionControl, EndpointConfig,
+    AssociationConfig, BufferSplitting, CmtConfig, ConfigError, CongestionControl, EndpointConfig,
     PathPairing, RtxPolicy, SchedulerKind, UnknownName,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};

@@ -514,7 +514,7 @@ fn two_confirmed_paths(seed: u64, cfg: AssociationConfig) -> (Script, SocketAddr
 #[test]
 fn sacks_follow_the_data_when_the_primary_path_dies() {
     let cfg = AssociationConfig {
-        cmt: true,
+        cmt: Some(braid_proto::CmtConfig::default()),
         ..quiet_config()
     };
     let (mut s, alt) = two_confirmed_paths(1040, cfg);
@@ -615,7 +615,7 @@ fn data_a_driver_accepted_before_the_peers_shutdown_is_still_delivered() {
 #[test]
 fn new_data_avoids_a_potentially_failed_path_while_another_is_active() {
     let cfg = AssociationConfig {
-        cmt: true,
+        cmt: Some(braid_proto::CmtConfig::default()),
         ..quiet_config()
     };
     let (mut s, alt) = two_confirmed_paths(1044, cfg);
@@ -710,7 +710,7 @@ fn answer_heartbeats_from_alt(s: &mut Script, outs: &[Out], alt: SocketAddr) {
 #[test]
 fn an_unanswered_heartbeat_counts_as_an_error_after_one_rto() {
     let cfg = AssociationConfig {
-        heartbeats: true,
+        hb_interval: AssociationConfig::default().hb_interval,
         ..quiet_config()
     };
     let (mut s, _alt) = two_confirmed_paths(1045, cfg);

@@ -16,7 +16,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use braid_proto::{AssociationConfig, PathState, RtxPolicy};
+use braid_proto::{AssociationConfig, CmtConfig, PathState, RtxPolicy};
 use braid_wire::COMMON_HEADER_LEN;
 use braid_wire::chunk::{DATA_HEADER_LEN, Sack};
 use common::multihome::{gap_blocks, paths, sack_dac, tsns_to, two_confirmed_paths};
@@ -27,7 +27,7 @@ const BIG_WINDOW: u32 = 1 << 20;
 /// CMT on (with SFR, CUC and DAC, the defaults), no heartbeats on idle paths.
 fn cmt() -> AssociationConfig {
     AssociationConfig {
-        cmt: true,
+        cmt: Some(CmtConfig::default()),
         ..quiet_config()
     }
 }
@@ -49,7 +49,7 @@ struct Flight {
 
 impl Flight {
     fn new(cfg: AssociationConfig, seed: u64) -> Self {
-        let cmt = cfg.cmt;
+        let cmt = cfg.cmt.is_some();
         let (mut s, b) = two_confirmed_paths(cfg, seed);
         let a = s.remote;
         let full = s.assoc().paths()[0].mtu - COMMON_HEADER_LEN - DATA_HEADER_LEN;
@@ -116,7 +116,10 @@ fn retransmitted(outs: &[Out], earlier: &[u32]) -> Vec<u32> {
 fn acks_on_b_only(sfr: bool, seed: u64) -> (Flight, Vec<u32>) {
     let mut f = Flight::new(
         AssociationConfig {
-            cmt_sfr: sfr,
+            cmt: Some(CmtConfig {
+                sfr,
+                ..CmtConfig::default()
+            }),
             ..cmt()
         },
         seed,
@@ -164,7 +167,10 @@ fn without_sfr_the_same_sacks_fast_retransmit_the_chunks_of_path_a() {
 fn lost_on_a_then_dac_sacks(dac: bool, seed: u64) -> (Flight, Vec<u32>, Vec<u32>) {
     let mut f = Flight::new(
         AssociationConfig {
-            cmt_dac: dac,
+            cmt: Some(CmtConfig {
+                dac,
+                ..CmtConfig::default()
+            }),
             ..cmt()
         },
         seed,
@@ -214,7 +220,10 @@ fn without_dac_the_same_two_sacks_count_two_misses_and_retransmit_nothing() {
 fn cumack_stuck_on_a(cuc: bool, seed: u64) -> ([usize; 3], [usize; 2]) {
     let mut f = Flight::new(
         AssociationConfig {
-            cmt_cuc: cuc,
+            cmt: Some(CmtConfig {
+                cuc,
+                ..CmtConfig::default()
+            }),
             ..cmt()
         },
         seed,
@@ -314,7 +323,7 @@ fn sack_what_b_delivered(s: &mut Script, b: SocketAddr, got: &BTreeSet<u32>) {
 
 fn t3_on_the_primary(cmt: bool, seed: u64) {
     let cfg = AssociationConfig {
-        cmt,
+        cmt: cmt.then(CmtConfig::default),
         ..quiet_config()
     };
     let mut f = Flight::new(cfg, seed);

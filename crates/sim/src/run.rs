@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use braid_proto::config::PATH_MTU_RANGE;
 use braid_proto::{
-    AssocId, Association, AssociationConfig, ConfigError, Endpoint, EndpointConfig, Event, Instant,
+    AssocId, Association, AssociationConfig, CmtConfig, ConfigError, Endpoint, EndpointConfig,
+    Event, Instant,
 };
 use braid_wire::chunk::{DATA_HEADER_LEN, Data, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
@@ -387,8 +388,11 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         max_burst: a.max_burst.unwrap_or(d.max_burst),
         sack_delay: a.sack_delay.map_or(d.sack_delay, |v| v.0),
         sack_freq: a.sack_freq.unwrap_or(d.sack_freq),
-        hb_interval: a.hb_interval.map_or(d.hb_interval, |v| v.0),
-        heartbeats: a.heartbeats.unwrap_or(d.heartbeats),
+        hb_interval: if a.heartbeats.unwrap_or(true) {
+            a.hb_interval.map(|v| v.0).or(d.hb_interval)
+        } else {
+            None
+        },
         path_max_retrans: a.path_max_retrans.unwrap_or(d.path_max_retrans),
         association_max_retrans: a
             .association_max_retrans
@@ -403,14 +407,18 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         path_mtu: s.paths.first().map_or(d.path_mtu, |p| p.mtu),
         udp_encapsulation: s.udp,
         stream_buffer_low: sqinfo_low_mark(s).unwrap_or(d.stream_buffer_low),
-        cmt: a.cmt.unwrap_or(d.cmt),
-        cmt_sfr: a.cmt_sfr.unwrap_or(d.cmt_sfr),
-        cmt_cuc: a.cmt_cuc.unwrap_or(d.cmt_cuc),
-        cmt_dac: a.cmt_dac.unwrap_or(d.cmt_dac),
+        cmt: a.cmt.unwrap_or(false).then(|| {
+            let c = CmtConfig::default();
+            CmtConfig {
+                sfr: a.cmt_sfr.unwrap_or(c.sfr),
+                cuc: a.cmt_cuc.unwrap_or(c.cuc),
+                dac: a.cmt_dac.unwrap_or(c.dac),
+                buffer_splitting: a.buffer_splitting.unwrap_or(c.buffer_splitting),
+            }
+        }),
         cc: a.cc.unwrap_or(d.cc),
         rtx_policy: a.rtx_policy.unwrap_or(d.rtx_policy),
         nr_sack: a.nr_sack.unwrap_or(d.nr_sack),
-        buffer_splitting: a.buffer_splitting.unwrap_or(d.buffer_splitting),
         stream_scheduler: a.stream_scheduler.unwrap_or(d.stream_scheduler),
         stream_paths: stream_path_indices(s),
         ..d

@@ -47,9 +47,10 @@ sender_queue_info = true
 fn keys_map_into_the_association_config() {
     let exp = load_str(BASE, Path::new("t.toml")).unwrap();
     let c = association_config(&exp.points[0].scenario);
-    assert!(c.cmt && !c.cmt_sfr && !c.cmt_cuc && !c.cmt_dac && !c.nr_sack);
+    let cmt = c.cmt.unwrap();
+    assert!(!cmt.sfr && !cmt.cuc && !cmt.dac && !c.nr_sack);
     assert_eq!((c.send_buffer, c.recv_buffer), (96 * 1024, 96 * 1024));
-    assert_eq!(c.buffer_splitting, BufferSplitting::Receive);
+    assert_eq!(cmt.buffer_splitting, BufferSplitting::Receive);
     assert_eq!(c.cc, CongestionControl::CmtRpv2);
     assert_eq!(c.rtx_policy, RtxPolicy::Lossrate);
     assert_eq!(c.stream_scheduler, SchedulerKind::Fixed);
@@ -80,8 +81,9 @@ fn every_value_of_every_key_is_sweepable() {
     assert_eq!(c.stream_scheduler, SchedulerKind::Adaptive);
     assert_eq!(c.cc, CongestionControl::Lia);
     assert_eq!(c.rtx_policy, RtxPolicy::Lossrate);
-    assert_eq!(c.buffer_splitting, BufferSplitting::Both);
-    assert!(!c.cmt_sfr);
+    let cmt = c.cmt.unwrap();
+    assert_eq!(cmt.buffer_splitting, BufferSplitting::Both);
+    assert!(!cmt.sfr);
     assert_eq!(c.stream_paths, vec![1, 1, 0]);
     assert_eq!(
         display_value(last.params.get("association.stream_scheduler").unwrap()),

@@ -83,7 +83,8 @@ impl Association {
             }
             return;
         }
-        let idle = now - self.paths[pi].last_data_sent >= self.cfg.hb_interval;
+        let since = now - self.paths[pi].last_data_sent;
+        let idle = self.cfg.hb_interval.is_some_and(|i| since >= i);
         let probe = std::mem::take(&mut self.paths[pi].heartbeat.probe);
         if idle || probe || self.paths[pi].state != PathState::Active {
             self.send_heartbeat(now, path);
@@ -129,11 +130,11 @@ impl Association {
             self.timers.set(Timer::Heartbeat(path), Some(at));
             return;
         }
-        if !self.cfg.heartbeats {
+        let Some(interval) = self.cfg.hb_interval else {
             self.timers.set(Timer::Heartbeat(path), None);
             return;
-        }
-        let delay = self.cfg.hb_interval + self.rto_jitter(rto);
+        };
+        let delay = interval + self.rto_jitter(rto);
         self.timers.set(Timer::Heartbeat(path), Some(now + delay));
     }
 }

@@ -123,7 +123,7 @@ impl Association {
         // With CMT's DAC (Iyengar et al. §3.3) reordering across paths is normal: the
         // receiver keeps delaying (the SACK flags tell the sender how many packets it
         // covers), except when the cumulative ack jumps over a filled gap.
-        let dac = self.cfg.cmt && self.cfg.cmt_dac && self.paths.len() > 1;
+        let dac = self.cfg.cmt.is_some_and(|c| c.dac) && self.paths.len() > 1;
         let immediate = if dac {
             had_gaps && self.tsn_map.cum_tsn() != cum
         } else {
@@ -182,7 +182,7 @@ impl Association {
         let a_rwnd = self.local_rwnd();
         self.sack.due = false;
         self.timers.set(Timer::DelayedSack, None);
-        self.sack.dac_flags = if self.cfg.cmt && self.cfg.cmt_dac && self.paths.len() > 1 {
+        self.sack.dac_flags = if self.cfg.cmt.is_some_and(|c| c.dac) && self.paths.len() > 1 {
             self.sack.packets.clamp(1, 2) as u8
         } else {
             0

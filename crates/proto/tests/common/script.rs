@@ -51,7 +51,7 @@ pub const fn secs(n: u64) -> Duration {
 /// only packets on the wire are the ones the scenario is about.
 pub fn quiet_config() -> AssociationConfig {
     AssociationConfig {
-        heartbeats: false,
+        hb_interval: None,
         ..AssociationConfig::default()
     }
 }

@@ -38,7 +38,7 @@ fn rtx_score(policy: RtxPolicy, p: &Path) -> f64 {
 impl Association {
     /// The new-data policy in force.
     pub(crate) fn data_paths(&self) -> DataPaths {
-        if self.cfg.cmt {
+        if self.cfg.cmt.is_some() {
             DataPaths::RoundRobin
         } else {
             DataPaths::Primary

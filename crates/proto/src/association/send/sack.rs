@@ -60,7 +60,7 @@ impl Association {
         }
         self.sack_since_t3 = true;
         self.paths[self.rx_path.0 as usize].sack_since_t3 = true;
-        let cmt = self.cfg.cmt && self.paths.len() > 1;
+        let cmt = self.cfg.cmt.is_some() && self.paths.len() > 1;
         let mut ack = std::mem::take(&mut self.ack_scratch);
         ack.flight_before.clear();
         ack.flight_before
@@ -158,7 +158,7 @@ impl Association {
         ack: &mut Acked,
         cmt: bool,
     ) -> SackDigest {
-        let sfr = cmt && self.cfg.cmt_sfr;
+        let sfr = cmt && self.cfg.cmt.is_some_and(|c| c.sfr);
         let mut d = SackDigest::new(if sfr { self.paths.len() } else { 0 });
         // The blocks as offsets from the cumulative ack (outstanding[off - 1]), sorted and
         // merged (a hostile peer may send them in any order), clipped to what was sent.
@@ -305,7 +305,7 @@ impl Association {
         lowest: Option<u32>,
         cmt: bool,
     ) {
-        let cuc = cmt && self.cfg.cmt_cuc;
+        let cuc = cmt && self.cfg.cmt.is_some_and(|c| c.cuc);
         let p = &mut self.paths[i];
         match p.recovery {
             Recovery::Fast { exit } => {

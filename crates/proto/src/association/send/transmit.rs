@@ -77,8 +77,11 @@ impl Association {
     /// the send buffer and of the peer's receive window.
     fn buffer_split_allows(&self, path: PathId) -> bool {
         use crate::config::BufferSplitting;
-        let split = self.cfg.buffer_splitting;
-        if split == BufferSplitting::None || !self.cfg.cmt {
+        let Some(cmt) = self.cfg.cmt else {
+            return true;
+        };
+        let split = cmt.buffer_splitting;
+        if split == BufferSplitting::None {
             return true;
         }
         let n = self
