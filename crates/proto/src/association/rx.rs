@@ -86,20 +86,9 @@ impl Association {
             return true;
         }
         let len = d.user_data.len();
-        let held = self.rx_held();
-        let charge = len + FRAGMENT_OVERHEAD;
-        if self.reasm.held_chunks() >= MAX_HELD_CHUNKS && tsn_gt(tsn, self.tsn_map.highest_tsn()) {
+        if !self.rx_room_for(tsn, len) {
             self.sack.due = true;
             return true;
-        }
-        if held + charge > self.cfg.recv_buffer {
-            // Window full (§6.2): drop anything beyond the highest TSN received; accept a
-            // hole-filling chunk only within a hard cap of 1.25 x the buffer.
-            let hard_cap = self.cfg.recv_buffer + self.cfg.recv_buffer / 4;
-            if tsn_gt(tsn, self.tsn_map.highest_tsn()) || held + charge > hard_cap {
-                self.sack.due = true;
-                return true;
-            }
         }
         let had_gaps = self.tsn_map.has_gaps();
         self.tsn_map.insert(tsn);
@@ -134,6 +123,19 @@ impl Association {
         }
         self.signal_readable();
         true
+    }
+
+    /// Whether a new chunk of `len` bytes with `tsn` fits the receive buffer (§6.2): when
+    /// full, only a hole-filling chunk is taken, within a hard cap of 1.25 x the buffer, and
+    /// never more than `MAX_HELD_CHUNKS` chunks are held beyond the highest TSN.
+    fn rx_room_for(&self, tsn: u32, len: usize) -> bool {
+        let beyond = tsn_gt(tsn, self.tsn_map.highest_tsn());
+        if self.reasm.held_chunks() >= MAX_HELD_CHUNKS && beyond {
+            return false;
+        }
+        let need = self.rx_held() + len + FRAGMENT_OVERHEAD;
+        let hard_cap = self.cfg.recv_buffer + self.cfg.recv_buffer / 4;
+        need <= self.cfg.recv_buffer || (!beyond && need <= hard_cap)
     }
 
     fn signal_readable(&mut self) {

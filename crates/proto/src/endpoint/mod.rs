@@ -8,20 +8,17 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use braid_wire::chunk::{Abort, ChunkType, CookieEcho, ErrorChunk, Init, ShutdownComplete};
-use braid_wire::packet::write_checksum;
-use braid_wire::{Chunk, CommonHeader, ErrorCause, raw_chunks, verify_checksum};
+use braid_wire::{CommonHeader, ErrorCause, verify_checksum};
 use bytes::Bytes;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
-use crate::association::{
-    Association, CookieKey, InitAckTags, Transmit, build_init_ack, random_tag,
-};
+use crate::association::{Association, CookieKey, Transmit};
 use crate::config::{AssociationConfig, EndpointConfig};
-use crate::cookie::CookieError;
 use crate::event::Event;
 use crate::time::Instant;
+
+mod ootb;
 
 /// Handle of an association within its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -423,7 +420,7 @@ impl Endpoint {
             .iter()
             .find(|ip| self.live_owner(**ip, port).is_some_and(|o| o != id))
         {
-            let cause = ErrorCause::RestartWithNewAddresses(address_tlv(*taken));
+            let cause = ErrorCause::RestartWithNewAddresses(ootb::address_tlv(*taken));
             if let Some(e) = self.assocs.get_mut(&id) {
                 e.assoc.abort_with(now, cause);
             }
@@ -455,312 +452,6 @@ impl Endpoint {
         {
             e.assoc.handle_icmp(now, local, remote, quoted, err);
             self.touch(id);
-        }
-    }
-
-    /// Takes one token of `remote`'s out-of-the-blue answer budget, if there is one left
-    /// (RFC 9260 §8.4 allows rate-limiting these answers).
-    fn ootb_budget(&mut self, now: Instant, remote: IpAddr) -> bool {
-        if self.buckets.len() >= MAX_BUCKETS && !self.buckets.contains_key(&remote) {
-            self.buckets.clear();
-        }
-        let burst = f64::from(self.cfg.ootb_burst);
-        let rate = f64::from(self.cfg.ootb_rate);
-        let b = self.buckets.entry(remote).or_insert(Bucket {
-            tokens: burst,
-            at: now,
-        });
-        let dt = (now - b.at).as_secs_f64();
-        b.tokens = (b.tokens + dt * rate).min(burst);
-        b.at = now;
-        if b.tokens >= 1.0 {
-            b.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Whether `source` holds `max_associations_per_source` live associations (after
-    /// forgetting drained ones).
-    fn source_full(&mut self, source: IpAddr) -> bool {
-        let cap = self.cfg.max_associations_per_source;
-        if self.per_source.get(&source).copied().unwrap_or(0) < cap {
-            return false;
-        }
-        self.prune();
-        self.per_source.get(&source).copied().unwrap_or(0) >= cap
-    }
-
-    /// A packet for no association (RFC 9260 §8.4), or the start of a new one.
-    fn out_of_the_blue(
-        &mut self,
-        now: Instant,
-        local: SocketAddr,
-        remote: SocketAddr,
-        h: CommonHeader,
-        packet: &Bytes,
-        remembered: bool,
-    ) -> Option<AssocId> {
-        // §8.4 looks at every chunk of the packet; a malformed one discards it.
-        let Ok(all) = raw_chunks(packet).collect::<Result<Vec<_>, _>>() else {
-            return None;
-        };
-        let first = all.first().cloned()?;
-        let contains = |t: ChunkType| all.iter().any(|c| c.chunk_type == t);
-        if contains(ChunkType::ABORT) {
-            return None; // §8.4 item 2.
-        }
-        if h.verification_tag == 0 && first.chunk_type != ChunkType::INIT {
-            return None; // §8.5.1: only an INIT may carry tag 0.
-        }
-        if all.len() > 1
-            && all.iter().any(|c| {
-                matches!(
-                    c.chunk_type,
-                    ChunkType::INIT | ChunkType::INIT_ACK | ChunkType::SHUTDOWN_COMPLETE
-                )
-            })
-        {
-            return None; // §6.10: never bundled.
-        }
-        let reply_header = |vtag: u32| CommonHeader {
-            src_port: h.dst_port,
-            dst_port: h.src_port,
-            verification_tag: vtag,
-            checksum: 0,
-        };
-        let listening = self.cfg.listen;
-        match first.chunk_type {
-            ChunkType::INIT => {
-                if h.verification_tag != 0 {
-                    return None; // §8.5.1 A.
-                }
-                let Some(Ok(init)) = first.decode_as::<Init>() else {
-                    return None;
-                };
-                if init.initiate_tag == 0 || !self.ootb_budget(now, remote.ip()) {
-                    return None; // §3.3.2; answers are rate-limited per source.
-                }
-                let reply = self.answer_init(now, remote, h, &init, listening);
-                self.send_stateless(local, remote, reply_header(init.initiate_tag), reply);
-                None
-            }
-            ChunkType::COOKIE_ECHO => {
-                if !listening {
-                    return None;
-                }
-                let echo = first.decode_as::<CookieEcho>()?.ok()?;
-                self.on_cookie_echo(now, local, remote, h, &echo, packet)
-            }
-            _ if contains(ChunkType::SHUTDOWN_ACK) => {
-                // §8.4 item 5: SHUTDOWN-COMPLETE with the T bit, tag reflected.
-                if self.ootb_budget(now, remote.ip()) {
-                    let sc = ShutdownComplete { t_bit: true };
-                    self.send_stateless(local, remote, reply_header(h.verification_tag), sc.into());
-                }
-                None
-            }
-            _ if contains(ChunkType::SHUTDOWN_COMPLETE) || contains(ChunkType::COOKIE_ACK) => None,
-            _ if all.iter().any(is_stale_cookie_error) => None, // §8.4 item 7.
-            _ => {
-                // §8.4 item 8: ABORT with the T bit, tag reflected.
-                if !remembered && self.ootb_budget(now, remote.ip()) {
-                    let abort = Abort {
-                        t_bit: true,
-                        causes: vec![],
-                    };
-                    self.send_stateless(
-                        local,
-                        remote,
-                        reply_header(h.verification_tag),
-                        abort.into(),
-                    );
-                }
-                None
-            }
-        }
-    }
-
-    /// The answer to an INIT for no association: INIT-ACK with a State Cookie, or ABORT.
-    fn answer_init(
-        &mut self,
-        now: Instant,
-        remote: SocketAddr,
-        h: CommonHeader,
-        init: &Init,
-        listening: bool,
-    ) -> Chunk {
-        let abort = |cause: Option<ErrorCause>| -> Chunk {
-            Abort {
-                t_bit: false,
-                causes: cause.into_iter().collect(),
-            }
-            .into()
-        };
-        if !listening {
-            return abort(None);
-        }
-        // An address+port a live association owns is never handed to another (§5.2;
-        // cause 11, "Restart of an Association with New Addresses").
-        let listed = std::iter::once(remote.ip())
-            .chain(init.params.iter().filter_map(braid_wire::Param::address))
-            .take(crate::cookie::MAX_ADDRESSES);
-        if let Some(taken) = listed
-            .into_iter()
-            .find(|ip| self.live_owner(*ip, h.src_port).is_some())
-        {
-            return abort(Some(ErrorCause::RestartWithNewAddresses(address_tlv(
-                taken,
-            ))));
-        }
-        if self.assocs.len() >= self.cfg.max_associations {
-            self.prune();
-        }
-        if self.assocs.len() >= self.cfg.max_associations || self.source_full(remote.ip()) {
-            return abort(Some(ErrorCause::OutOfResource));
-        }
-        let tags = InitAckTags {
-            local_tag: self.random_tag(),
-            local_initial_tsn: self.rng.next_u32(),
-            local_tie_tag: 0,
-            peer_tie_tag: 0,
-        };
-        match build_init_ack(
-            &self.key,
-            &self.assoc_cfg,
-            now,
-            init,
-            remote.ip(),
-            &self.local_addrs,
-            h.dst_port,
-            h.src_port,
-            tags,
-        ) {
-            Ok(ack) => Chunk::InitAck(ack),
-            Err(cause) => abort(Some(cause)),
-        }
-    }
-
-    /// A COOKIE-ECHO for no association: a new association if the cookie is ours, fresh,
-    /// and takes no address from a live association (RFC 9260 §5.1.5).
-    fn on_cookie_echo(
-        &mut self,
-        now: Instant,
-        local: SocketAddr,
-        remote: SocketAddr,
-        h: CommonHeader,
-        echo: &CookieEcho,
-        packet: &Bytes,
-    ) -> Option<AssocId> {
-        let reply_header = |vtag: u32| CommonHeader {
-            src_port: h.dst_port,
-            dst_port: h.src_port,
-            verification_tag: vtag,
-            checksum: 0,
-        };
-        let c = match self.key.open(&echo.cookie, now) {
-            Ok(c) => c,
-            Err(CookieError::Stale {
-                staleness,
-                peer_tag,
-                local_tag,
-            }) => {
-                if local_tag != h.verification_tag || !self.ootb_budget(now, remote.ip()) {
-                    return None; // §5.1.5 step 3 comes before the age check.
-                }
-                let us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
-                let e = ErrorChunk {
-                    causes: vec![ErrorCause::StaleCookie { staleness_us: us }],
-                };
-                self.send_stateless(local, remote, reply_header(peer_tag), e.into());
-                return None;
-            }
-            Err(CookieError::Invalid) => return None,
-        };
-        // §5.1.5: the packet's tag must be the one our INIT-ACK gave.
-        if c.local_tag != h.verification_tag
-            || c.peer_port != h.src_port
-            || c.local_port != h.dst_port
-        {
-            return None;
-        }
-        // §5.4: only the address the INIT-ACK went to (the INIT's source) is confirmed by
-        // the COOKIE-ECHO; one from another address neither confirms nor selects it.
-        let init_src = *c.peer_addresses.first()?;
-        if !c.peer_addresses.contains(&remote.ip()) {
-            return None;
-        }
-        let owned = c
-            .peer_addresses
-            .iter()
-            .find(|ip| self.live_owner(**ip, c.peer_port).is_some());
-        let refusal = if let Some(taken) = owned {
-            Some(ErrorCause::RestartWithNewAddresses(address_tlv(*taken)))
-        } else {
-            if self.assocs.len() >= self.cfg.max_associations {
-                self.prune();
-            }
-            (self.assocs.len() >= self.cfg.max_associations || self.source_full(init_src))
-                .then_some(ErrorCause::OutOfResource)
-        };
-        if let Some(cause) = refusal {
-            if self.ootb_budget(now, remote.ip()) {
-                let abort = Abort {
-                    t_bit: false,
-                    causes: vec![cause],
-                };
-                self.send_stateless(local, remote, reply_header(c.peer_tag), abort.into());
-            }
-            return None;
-        }
-        let rng = self.child_rng();
-        let path0 = SocketAddr::new(init_src, remote.port());
-        let mut a = Association::accept(
-            self.assoc_cfg.clone(),
-            self.key.clone(),
-            rng,
-            now,
-            local,
-            path0,
-            self.local_addrs.clone(),
-            &c,
-        );
-        a.handle_verified(now, local, remote, packet, true);
-        let peers = a.peer_addresses();
-        a.take_paths_added();
-        let id = self.insert(a, &peers, c.peer_port);
-        self.incoming.push_back(id);
-        Some(id)
-    }
-
-    fn random_tag(&mut self) -> u32 {
-        random_tag(&mut self.rng)
-    }
-
-    fn send_stateless(
-        &mut self,
-        local: SocketAddr,
-        remote: SocketAddr,
-        h: CommonHeader,
-        chunk: Chunk,
-    ) {
-        let mut bytes = Vec::with_capacity(64);
-        bytes.extend_from_slice(&h.src_port.to_be_bytes());
-        bytes.extend_from_slice(&h.dst_port.to_be_bytes());
-        bytes.extend_from_slice(&h.verification_tag.to_be_bytes());
-        bytes.extend_from_slice(&[0; 4]);
-        if chunk.encode(&mut bytes).is_err() {
-            return;
-        }
-        write_checksum(&mut bytes);
-        // Bounded: a flood of OOTB packets cannot queue more than this many answers.
-        if self.outgoing.len() < 1024 {
-            self.outgoing.push_back(Outgoing {
-                local,
-                remote,
-                bytes,
-            });
         }
     }
 
@@ -891,17 +582,4 @@ impl Endpoint {
         }
         None
     }
-}
-
-/// An address as the TLV an error cause quotes (RFC 9260 §3.3.10.11).
-fn address_tlv(ip: IpAddr) -> Bytes {
-    let mut tlv = Vec::new();
-    braid_wire::Param::from_address(ip).encode(&mut tlv);
-    tlv.into()
-}
-
-/// Whether a raw chunk is an ERROR carrying a Stale Cookie cause.
-fn is_stale_cookie_error(c: &braid_wire::RawChunk) -> bool {
-    matches!(c.decode_as::<ErrorChunk>(), Some(Ok(e))
-        if e.causes.iter().any(|c| matches!(c, ErrorCause::StaleCookie { .. })))
 }

@@ -1,0 +1,347 @@
+//! What the endpoint answers without an association (RFC 9260 §8.4, §5.1): INIT-ACKs
+//! computed statelessly, associations created from valid COOKIE-ECHOs, ABORTs and
+//! SHUTDOWN-COMPLETEs to out-of-the-blue packets — every answer rate-limited per source by a
+//! token bucket, and the per-source association cap.
+
+use std::net::{IpAddr, SocketAddr};
+
+use braid_wire::chunk::{Abort, ChunkType, CookieEcho, ErrorChunk, Init, ShutdownComplete};
+use braid_wire::packet::write_checksum;
+use braid_wire::{Chunk, CommonHeader, ErrorCause, raw_chunks};
+use bytes::Bytes;
+use rand_core::RngCore;
+
+use super::{AssocId, Bucket, Endpoint, MAX_BUCKETS, Outgoing};
+use crate::association::{Association, InitAckTags, build_init_ack, random_tag};
+use crate::cookie::CookieError;
+use crate::time::Instant;
+
+impl Endpoint {
+    /// Takes one token of `remote`'s out-of-the-blue answer budget, if there is one left
+    /// (RFC 9260 §8.4 allows rate-limiting these answers).
+    pub(super) fn ootb_budget(&mut self, now: Instant, remote: IpAddr) -> bool {
+        if self.buckets.len() >= MAX_BUCKETS && !self.buckets.contains_key(&remote) {
+            self.buckets.clear();
+        }
+        let burst = f64::from(self.cfg.ootb_burst);
+        let rate = f64::from(self.cfg.ootb_rate);
+        let b = self.buckets.entry(remote).or_insert(Bucket {
+            tokens: burst,
+            at: now,
+        });
+        let dt = (now - b.at).as_secs_f64();
+        b.tokens = (b.tokens + dt * rate).min(burst);
+        b.at = now;
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether `source` holds `max_associations_per_source` live associations (after
+    /// forgetting drained ones).
+    pub(super) fn source_full(&mut self, source: IpAddr) -> bool {
+        let cap = self.cfg.max_associations_per_source;
+        if self.per_source.get(&source).copied().unwrap_or(0) < cap {
+            return false;
+        }
+        self.prune();
+        self.per_source.get(&source).copied().unwrap_or(0) >= cap
+    }
+
+    /// A packet for no association (RFC 9260 §8.4), or the start of a new one.
+    pub(super) fn out_of_the_blue(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        h: CommonHeader,
+        packet: &Bytes,
+        remembered: bool,
+    ) -> Option<AssocId> {
+        let all = screen(&h, packet)?;
+        let first = all.first().cloned()?;
+        let contains = |t: ChunkType| all.iter().any(|c| c.chunk_type == t);
+        let reply_header = |vtag: u32| reply_to(&h, vtag);
+        let listening = self.cfg.listen;
+        match first.chunk_type {
+            ChunkType::INIT => {
+                if h.verification_tag != 0 {
+                    return None; // §8.5.1 A.
+                }
+                let Some(Ok(init)) = first.decode_as::<Init>() else {
+                    return None;
+                };
+                if init.initiate_tag == 0 || !self.ootb_budget(now, remote.ip()) {
+                    return None; // §3.3.2; answers are rate-limited per source.
+                }
+                let reply = self.answer_init(now, remote, h, &init, listening);
+                self.send_stateless(local, remote, reply_header(init.initiate_tag), reply);
+                None
+            }
+            ChunkType::COOKIE_ECHO => {
+                if !listening {
+                    return None;
+                }
+                let echo = first.decode_as::<CookieEcho>()?.ok()?;
+                self.on_cookie_echo(now, local, remote, h, &echo, packet)
+            }
+            _ if contains(ChunkType::SHUTDOWN_ACK) => {
+                // §8.4 item 5: SHUTDOWN-COMPLETE with the T bit, tag reflected.
+                if self.ootb_budget(now, remote.ip()) {
+                    let sc = ShutdownComplete { t_bit: true };
+                    self.send_stateless(local, remote, reply_header(h.verification_tag), sc.into());
+                }
+                None
+            }
+            _ if contains(ChunkType::SHUTDOWN_COMPLETE) || contains(ChunkType::COOKIE_ACK) => None,
+            _ if all.iter().any(is_stale_cookie_error) => None, // §8.4 item 7.
+            _ => {
+                // §8.4 item 8: ABORT with the T bit, tag reflected.
+                if !remembered && self.ootb_budget(now, remote.ip()) {
+                    let abort = Abort {
+                        t_bit: true,
+                        causes: vec![],
+                    };
+                    self.send_stateless(
+                        local,
+                        remote,
+                        reply_header(h.verification_tag),
+                        abort.into(),
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// The answer to an INIT for no association: INIT-ACK with a State Cookie, or ABORT.
+    pub(super) fn answer_init(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        h: CommonHeader,
+        init: &Init,
+        listening: bool,
+    ) -> Chunk {
+        let abort = |cause: Option<ErrorCause>| -> Chunk {
+            Abort {
+                t_bit: false,
+                causes: cause.into_iter().collect(),
+            }
+            .into()
+        };
+        if !listening {
+            return abort(None);
+        }
+        // An address+port a live association owns is never handed to another (§5.2;
+        // cause 11, "Restart of an Association with New Addresses").
+        let listed = std::iter::once(remote.ip())
+            .chain(init.params.iter().filter_map(braid_wire::Param::address))
+            .take(crate::cookie::MAX_ADDRESSES);
+        if let Some(taken) = listed
+            .into_iter()
+            .find(|ip| self.live_owner(*ip, h.src_port).is_some())
+        {
+            return abort(Some(ErrorCause::RestartWithNewAddresses(address_tlv(
+                taken,
+            ))));
+        }
+        if self.assocs.len() >= self.cfg.max_associations {
+            self.prune();
+        }
+        if self.assocs.len() >= self.cfg.max_associations || self.source_full(remote.ip()) {
+            return abort(Some(ErrorCause::OutOfResource));
+        }
+        let tags = InitAckTags {
+            local_tag: self.random_tag(),
+            local_initial_tsn: self.rng.next_u32(),
+            local_tie_tag: 0,
+            peer_tie_tag: 0,
+        };
+        match build_init_ack(
+            &self.key,
+            &self.assoc_cfg,
+            now,
+            init,
+            remote.ip(),
+            &self.local_addrs,
+            h.dst_port,
+            h.src_port,
+            tags,
+        ) {
+            Ok(ack) => Chunk::InitAck(ack),
+            Err(cause) => abort(Some(cause)),
+        }
+    }
+
+    /// A COOKIE-ECHO for no association: a new association if the cookie is ours, fresh,
+    /// and takes no address from a live association (RFC 9260 §5.1.5).
+    pub(super) fn on_cookie_echo(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        h: CommonHeader,
+        echo: &CookieEcho,
+        packet: &Bytes,
+    ) -> Option<AssocId> {
+        let reply_header = |vtag: u32| reply_to(&h, vtag);
+        let c = match self.key.open(&echo.cookie, now) {
+            Ok(c) => c,
+            Err(CookieError::Stale {
+                staleness,
+                peer_tag,
+                local_tag,
+            }) => {
+                if local_tag != h.verification_tag || !self.ootb_budget(now, remote.ip()) {
+                    return None; // §5.1.5 step 3 comes before the age check.
+                }
+                let us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
+                let e = ErrorChunk {
+                    causes: vec![ErrorCause::StaleCookie { staleness_us: us }],
+                };
+                self.send_stateless(local, remote, reply_header(peer_tag), e.into());
+                return None;
+            }
+            Err(CookieError::Invalid) => return None,
+        };
+        // §5.1.5: the packet's tag must be the one our INIT-ACK gave.
+        if c.local_tag != h.verification_tag
+            || c.peer_port != h.src_port
+            || c.local_port != h.dst_port
+        {
+            return None;
+        }
+        // §5.4: only the address the INIT-ACK went to (the INIT's source) is confirmed by
+        // the COOKIE-ECHO; one from another address neither confirms nor selects it.
+        let init_src = *c.peer_addresses.first()?;
+        if !c.peer_addresses.contains(&remote.ip()) {
+            return None;
+        }
+        if let Some(cause) = self.cookie_refusal(&c, init_src) {
+            if self.ootb_budget(now, remote.ip()) {
+                let abort = Abort {
+                    t_bit: false,
+                    causes: vec![cause],
+                };
+                self.send_stateless(local, remote, reply_header(c.peer_tag), abort.into());
+            }
+            return None;
+        }
+        let rng = self.child_rng();
+        let path0 = SocketAddr::new(init_src, remote.port());
+        let mut a = Association::accept(
+            self.assoc_cfg.clone(),
+            self.key.clone(),
+            rng,
+            now,
+            local,
+            path0,
+            self.local_addrs.clone(),
+            &c,
+        );
+        a.handle_verified(now, local, remote, packet, true);
+        let peers = a.peer_addresses();
+        a.take_paths_added();
+        let id = self.insert(a, &peers, c.peer_port);
+        self.incoming.push_back(id);
+        Some(id)
+    }
+
+    /// Why a valid cookie cannot become an association, if it cannot: an address a live
+    /// association owns (cause 11, never rebound), or no room (endpoint or per-source cap).
+    fn cookie_refusal(
+        &mut self,
+        c: &crate::cookie::StateCookie,
+        init_src: IpAddr,
+    ) -> Option<ErrorCause> {
+        let owned = c
+            .peer_addresses
+            .iter()
+            .find(|ip| self.live_owner(**ip, c.peer_port).is_some());
+        if let Some(taken) = owned {
+            return Some(ErrorCause::RestartWithNewAddresses(address_tlv(*taken)));
+        }
+        if self.assocs.len() >= self.cfg.max_associations {
+            self.prune();
+        }
+        (self.assocs.len() >= self.cfg.max_associations || self.source_full(init_src))
+            .then_some(ErrorCause::OutOfResource)
+    }
+
+    pub(super) fn random_tag(&mut self) -> u32 {
+        random_tag(&mut self.rng)
+    }
+
+    pub(super) fn send_stateless(
+        &mut self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        h: CommonHeader,
+        chunk: Chunk,
+    ) {
+        let mut bytes = Vec::with_capacity(64);
+        bytes.extend_from_slice(&h.src_port.to_be_bytes());
+        bytes.extend_from_slice(&h.dst_port.to_be_bytes());
+        bytes.extend_from_slice(&h.verification_tag.to_be_bytes());
+        bytes.extend_from_slice(&[0; 4]);
+        if chunk.encode(&mut bytes).is_err() {
+            return;
+        }
+        write_checksum(&mut bytes);
+        // Bounded: a flood of OOTB packets cannot queue more than this many answers.
+        if self.outgoing.len() < 1024 {
+            self.outgoing.push_back(Outgoing {
+                local,
+                remote,
+                bytes,
+            });
+        }
+    }
+}
+
+/// The chunks of an out-of-the-blue packet that may get an answer at all, or `None`: §8.4
+/// looks at every chunk (a malformed one discards the packet), never answers one with an
+/// ABORT (item 2), takes tag 0 only on an INIT (§8.5.1) and INIT, INIT-ACK and
+/// SHUTDOWN-COMPLETE only alone (§6.10).
+fn screen(h: &CommonHeader, packet: &Bytes) -> Option<Vec<braid_wire::RawChunk>> {
+    let all = raw_chunks(packet).collect::<Result<Vec<_>, _>>().ok()?;
+    let first = all.first()?;
+    let contains = |t: ChunkType| all.iter().any(|c| c.chunk_type == t);
+    let alone_only = |c: &braid_wire::RawChunk| {
+        matches!(
+            c.chunk_type,
+            ChunkType::INIT | ChunkType::INIT_ACK | ChunkType::SHUTDOWN_COMPLETE
+        )
+    };
+    let refused = contains(ChunkType::ABORT)
+        || (h.verification_tag == 0 && first.chunk_type != ChunkType::INIT)
+        || (all.len() > 1 && all.iter().any(alone_only));
+    (!refused).then_some(all)
+}
+
+/// The header of an answer to a packet with header `h`: ports swapped, tag `vtag`.
+fn reply_to(h: &CommonHeader, vtag: u32) -> CommonHeader {
+    CommonHeader {
+        src_port: h.dst_port,
+        dst_port: h.src_port,
+        verification_tag: vtag,
+        checksum: 0,
+    }
+}
+
+/// An address as the TLV an error cause quotes (RFC 9260 §3.3.10.11).
+pub(super) fn address_tlv(ip: IpAddr) -> Bytes {
+    let mut tlv = Vec::new();
+    braid_wire::Param::from_address(ip).encode(&mut tlv);
+    tlv.into()
+}
+
+/// Whether a raw chunk is an ERROR carrying a Stale Cookie cause.
+fn is_stale_cookie_error(c: &braid_wire::RawChunk) -> bool {
+    matches!(c.decode_as::<ErrorChunk>(), Some(Ok(e))
+        if e.causes.iter().any(|c| matches!(c, ErrorCause::StaleCookie { .. })))
+}
