@@ -2,6 +2,7 @@
 //! congestion window, error counter and heartbeat state (RFC 9260 §6.3, §7.2, §8.2, §8.3).
 
 pub(crate) mod rto;
+pub(crate) mod seq_list;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -161,7 +162,7 @@ pub(crate) struct Path {
     /// One packet of fast retransmissions may go out regardless of cwnd (§7.2.4 step 3).
     pub(crate) rtx_cwnd_exempt: bool,
     /// `seq` of the chunks waiting to be retransmitted on this path, in TSN order.
-    pub(crate) rtx_marked: std::collections::BTreeSet<u64>,
+    pub(crate) rtx_marked: seq_list::SeqList,
     /// TSN and send time of the chunk timing this round trip (one sample per RTT, §6.3.1).
     pub(crate) rtt_probe: Option<(u32, Instant)>,
     /// Bytes of user data last sent on this path and not yet cumulatively acknowledged,
@@ -173,7 +174,7 @@ pub(crate) struct Path {
     /// that are neither acknowledged nor abandoned nor moved to another path since, in TSN
     /// order. They give CMT's pseudo-cumack (CUC) and SFR's miss candidates without
     /// scanning the whole retransmission queue.
-    pub(crate) sent_live: std::collections::BTreeSet<u64>,
+    pub(crate) sent_live: seq_list::SeqList,
     pub(crate) stats: PathStats,
 }
 
@@ -208,11 +209,11 @@ impl Path {
             last_data_sent: now,
             recovery: Recovery::Open,
             rtx_cwnd_exempt: false,
-            rtx_marked: std::collections::BTreeSet::new(),
+            rtx_marked: seq_list::SeqList::default(),
             rtt_probe: None,
             buffered: 0,
             burst_budget: cfg.max_burst,
-            sent_live: std::collections::BTreeSet::new(),
+            sent_live: seq_list::SeqList::default(),
             stats: PathStats::default(),
         }
     }

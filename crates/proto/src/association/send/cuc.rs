@@ -12,7 +12,7 @@ impl Association {
         self.paths
             .iter()
             .map(|p| {
-                let seq = *p.sent_live.first()?;
+                let seq = p.sent_live.first()?;
                 let i = self.tx.index_of_seq(seq)?;
                 Some(self.tx.outstanding[i].tsn)
             })

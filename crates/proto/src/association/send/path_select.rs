@@ -130,7 +130,7 @@ impl Association {
                 continue;
             }
             let to = self.rtx_path(id);
-            let stranded: Vec<u64> = self.paths[from].rtx_marked.iter().copied().collect();
+            let stranded: Vec<u64> = self.paths[from].rtx_marked.iter().collect();
             for seq in stranded {
                 let i = self
                     .tx

@@ -143,7 +143,7 @@ impl Association {
         self.trace.record(now, ev);
         if target != path {
             // RFC 9260 §6.4.1 / CMT rtx policy: the marked chunks go out on `target`.
-            let marked: Vec<u64> = self.paths[pi].rtx_marked.iter().copied().collect();
+            let marked: Vec<u64> = self.paths[pi].rtx_marked.iter().collect();
             for seq in marked {
                 let i = self
                     .tx

@@ -110,14 +110,14 @@ impl Tally {
     /// Stops counting `s` in its current state (it changes state or leaves the queue).
     pub(crate) fn leave(&mut self, s: &Sent, paths: &mut [Path]) {
         if is_live_on_its_path(s, paths.len()) {
-            paths[s.path.0 as usize].sent_live.remove(&s.seq);
+            paths[s.path.0 as usize].sent_live.remove(s.seq);
         }
         let p = &mut paths[s.path.0 as usize];
         match s.state {
             ChunkState::InFlight => p.flight_size = p.flight_size.saturating_sub(s.data.len()),
             ChunkState::Marked(_) => {
                 self.marked -= 1;
-                p.rtx_marked.remove(&s.seq);
+                p.rtx_marked.remove(s.seq);
             }
             ChunkState::GapAcked | ChunkState::NrAcked => self.gap_acked -= 1,
             ChunkState::Abandoned => {}
@@ -221,11 +221,7 @@ pub(crate) fn check_tally(outstanding: &VecDeque<Sent>, tally: &Tally, paths: &[
         let p = s.path.0 as usize;
         if is_live_on_its_path(s, paths.len()) {
             live[p] += 1;
-            assert!(
-                paths[p].sent_live.contains(&s.seq),
-                "TSN {} not live",
-                s.tsn
-            );
+            assert!(paths[p].sent_live.contains(s.seq), "TSN {} not live", s.tsn);
         }
         match s.state {
             ChunkState::InFlight => flight[p] += s.data.len(),
@@ -233,7 +229,7 @@ pub(crate) fn check_tally(outstanding: &VecDeque<Sent>, tally: &Tally, paths: &[
                 want.marked += 1;
                 marked[p] += 1;
                 assert!(
-                    paths[p].rtx_marked.contains(&s.seq),
+                    paths[p].rtx_marked.contains(s.seq),
                     "TSN {} not listed",
                     s.tsn
                 );

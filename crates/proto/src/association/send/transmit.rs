@@ -158,8 +158,8 @@ impl Association {
         let mut after = None;
         loop {
             let next = match after {
-                None => self.paths[pi].rtx_marked.first().copied(),
-                Some(a) => self.paths[pi].rtx_marked.range(a + 1..).next().copied(),
+                None => self.paths[pi].rtx_marked.first(),
+                Some(a) => self.paths[pi].rtx_marked.next_after(a),
             };
             let Some(seq) = next else { break };
             after = Some(seq);

@@ -26,8 +26,8 @@ impl Association {
             let below = front.seq + u64::from(h.wrapping_sub(cum)) - 1;
             out.extend(
                 p.sent_live
-                    .range(..below)
-                    .map(|&seq| (seq - front.seq) as usize),
+                    .below(below)
+                    .map(|seq| (seq - front.seq) as usize),
             );
         }
         out.sort_unstable();
