@@ -130,15 +130,20 @@ impl Association {
                 continue;
             }
             let to = self.rtx_path(id);
-            let stranded: Vec<u64> = self.paths[from].rtx_marked.iter().collect();
-            for seq in stranded {
-                let i = self
-                    .tx
-                    .index_of_seq(seq)
-                    .expect("listed chunk is outstanding");
-                let tx = &mut self.tx;
-                tx.outstanding[i].retarget(to, &mut self.paths, &mut tx.tally);
-            }
+            self.move_marked(id, to);
+        }
+    }
+
+    /// Every chunk waiting for retransmission on `from` waits for `to` instead.
+    pub(crate) fn move_marked(&mut self, from: PathId, to: PathId) {
+        let marked: Vec<u64> = self.paths[from.0 as usize].rtx_marked.iter().collect();
+        for seq in marked {
+            let i = self
+                .tx
+                .index_of_seq(seq)
+                .expect("listed chunk is outstanding");
+            let tx = &mut self.tx;
+            tx.outstanding[i].retarget(to, &mut self.paths, &mut tx.tally);
         }
     }
 

@@ -143,15 +143,7 @@ impl Association {
         self.trace.record(now, ev);
         if target != path {
             // RFC 9260 §6.4.1 / CMT rtx policy: the marked chunks go out on `target`.
-            let marked: Vec<u64> = self.paths[pi].rtx_marked.iter().collect();
-            for seq in marked {
-                let i = self
-                    .tx
-                    .index_of_seq(seq)
-                    .expect("listed chunk is outstanding");
-                let tx = &mut self.tx;
-                tx.outstanding[i].retarget(target, &mut self.paths, &mut tx.tally);
-            }
+            self.move_marked(path, target);
         }
         if self.features.pr_sctp {
             self.abandon_expired(now);
