@@ -84,6 +84,10 @@ pub(crate) struct ServerArgs {
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
+    /// Write each association's decision trace (path states, windows, fast retransmits,
+    /// T3, SACK paths, scheduler picks) as JSON lines into DIR/assoc-ID.jsonl.
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -136,6 +140,10 @@ pub(crate) struct ClientArgs {
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
+    /// Write each association's decision trace (path states, windows, fast retransmits,
+    /// T3, SACK paths, scheduler picks) as JSON lines into DIR/assoc-ID.jsonl.
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
 }
 
 /// Parses `10s`, `500ms`, `2m`, `1.5s` or a plain number of seconds.
@@ -515,12 +523,16 @@ impl Progress {
     }
 }
 
-/// Driver options: a pcap recording if asked for.
-fn net_config(pcap: Option<&Path>) -> Result<NetConfig, Error> {
+/// Driver options: a pcap recording and a trace directory if asked for.
+fn net_config(pcap: Option<&Path>, trace: Option<&Path>) -> Result<NetConfig, Error> {
     let mut net = NetConfig::default();
     if let Some(p) = pcap {
         let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
         net.pcap = Some(Box::new(std::io::BufWriter::new(f)));
+    }
+    if let Some(d) = trace {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        net.trace_dir = Some(d.to_path_buf());
     }
     Ok(net)
 }
@@ -568,7 +580,11 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         },
         ..Default::default()
     };
-    let ep = bind::endpoint(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
+    let ep = bind::endpoint(
+        cfg,
+        &args.bind,
+        net_config(args.pcap.as_deref(), args.trace.as_deref())?,
+    )?;
     let progress = Progress::new(args.json);
     let to = crate::bind::list(&args.connect);
     let assoc = tokio::select! {
@@ -926,7 +942,11 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         },
         ..Default::default()
     };
-    let ep = bind::endpoint(cfg, &args.bind, net_config(args.pcap.as_deref())?)?;
+    let ep = bind::endpoint(
+        cfg,
+        &args.bind,
+        net_config(args.pcap.as_deref(), args.trace.as_deref())?,
+    )?;
     let progress = Progress::new(args.json);
     for a in ep.local_addrs() {
         // Always on stderr, so scripts can wait for readiness whatever the output mode.
