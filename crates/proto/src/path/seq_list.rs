@@ -85,7 +85,7 @@ mod tests {
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
             let v = (x >> 33) % 300 + step / 10;
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 l.remove(v);
                 s.remove(&v);
             } else {
