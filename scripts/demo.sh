@@ -6,9 +6,10 @@
 #     lets tshark decode it with CRC32c checking.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --demo
 mkdir -p out
-cargo build --release -q -p braid-cli
+# Progress on stderr: a first build takes a minute or two.
+cargo build --release -p braid-cli
 braid=target/release/braid
 "$braid" sim run scenarios/one-path.toml --out out/one-path
 "$braid" sim plot out/one-path --x association.send_buffer --y goodput_mbps \

@@ -2,6 +2,7 @@
 # Installs what braid needs on a fresh Debian 12 machine: the pinned Rust toolchain (with
 # rustfmt and clippy), Wireshark's tshark for the independent-decoder cross-checks, and the
 # interop peers (interop/install.sh: pion-peer with Go, aiortc in a venv).
+# `--demo`: only what scripts/demo.sh uses (the toolchain and tshark), not the test setup.
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,10 @@ apt_install() {
 if ! command -v tshark >/dev/null 2>&1; then
   echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
   apt_install tshark
+fi
+if [ "${1:-}" = "--demo" ]; then
+  echo "setup (demo): $(cargo --version), $(tshark --version | head -n1)"
+  exit 0
 fi
 
 # scripts/netns-failover.sh: `ip` and `tc` (namespaces, veth, qdiscs).

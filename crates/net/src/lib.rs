@@ -51,6 +51,11 @@ pub use braid_proto::{
     EndpointConfig, PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError, SendOptions,
 };
 
+/// README.md's code blocks, compiled and run as doc tests (the library quick start).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 use driver::Cmd;
 use shared::Shared;
 
