@@ -8,6 +8,7 @@ mod bind;
 mod demo;
 mod nc;
 mod perf;
+mod progress;
 mod reproduce;
 mod sim;
 

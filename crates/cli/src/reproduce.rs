@@ -2,15 +2,11 @@
 //! The scenarios, data points and report live in `braid_sim::reproduce`; this module parses
 //! arguments, shows progress and prints the comparison.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::Instant;
 
 use braid_sim::reproduce::{self, ReproduceOptions};
 use braid_sim::run;
 use clap::Subcommand;
-use indicatif::{ProgressBar, ProgressStyle};
 
 /// Errors reported to the user.
 type Error = Box<dyn std::error::Error>;
@@ -36,13 +32,7 @@ pub(crate) enum ReproduceCommand {
     },
 }
 
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the CLI reports wall-clock time; simulations never read it"
-)]
-fn wall_clock() -> Instant {
-    Instant::now()
-}
+use crate::progress::{Progress, wall_clock};
 
 pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
     let ReproduceCommand::CmtScheduling {
@@ -57,30 +47,11 @@ pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
         out: out.unwrap_or_else(|| PathBuf::from("results/cmt-scheduling")),
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
     };
-    let bar = if std::io::stderr().is_terminal() {
-        ProgressBar::new(0)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} {msg} [{wide_bar}] {pos}/{len} runs")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let last = Mutex::new(String::new());
-    let progress = |fig: &str, done: usize, total: usize| {
-        let mut l = last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *l != fig {
-            *l = fig.to_string();
-            bar.set_message(fig.to_string());
-            bar.set_length(total as u64);
-        }
-        bar.set_position(done as u64);
-    };
+    let bar = Progress::new();
+    let progress = |fig: &str, done: usize, total: usize| bar.update(fig, done, total);
     let start = wall_clock();
     let (results, reports) = reproduce::cmt_scheduling(&opts, &run::run, &progress)?;
-    bar.finish_and_clear();
+    bar.finish();
     let wall = start.elapsed();
     let runs: usize = reports.iter().map(|r| r.outcome.runs.len()).sum();
     let failed: usize = reports.iter().map(|r| r.outcome.failures().count()).sum();

@@ -2,9 +2,8 @@
 //! capture one run as pcap, and benchmark the simulator. The work is done by `braid-sim`'s
 //! `load`, `runner` and `plot`; this module parses arguments, shows progress and prints.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use braid_sim::load::{self, Experiment};
 use braid_sim::plot::{self, PlotSpec, XAxis};
@@ -14,7 +13,6 @@ use braid_sim::scenario::PcapSpec;
 use braid_sim::stats::Summary;
 use braid_sim::sweep::display_value;
 use clap::Subcommand;
-use indicatif::{ProgressBar, ProgressStyle};
 
 /// Errors reported to the user.
 type Error = Box<dyn std::error::Error>;
@@ -158,13 +156,7 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
     }
 }
 
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the CLI reports wall-clock time; simulations never read it"
-)]
-fn wall_clock() -> Instant {
-    Instant::now()
-}
+use crate::progress::{Progress, wall_clock};
 
 fn run_file(
     file: &Path,
@@ -194,19 +186,11 @@ fn run_file(
         if exp.points.len() == 1 { "" } else { "s" },
         if seeds == 1 { "" } else { "s" },
     );
-    let bar = if std::io::stderr().is_terminal() {
-        ProgressBar::new(total as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {pos}/{len} runs, ETA {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let progress = |_: &RunRecord, done: usize, _: usize| bar.set_position(done as u64);
+    let bar = Progress::new();
+    let progress = |_: &RunRecord, done: usize, total: usize| bar.update("", done, total);
     let start = wall_clock();
     let report = runner::run_experiment(&exp, &dir, &opts, &run::run, &progress)?;
-    bar.finish_and_clear();
+    bar.finish();
     let wall = start.elapsed();
 
     print_table(&exp, &report.summary);
