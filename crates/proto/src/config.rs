@@ -68,6 +68,35 @@ pub struct CmtConfig {
     pub dac: bool,
     /// Per-path shares of the buffers (Dreibholz et al., GLOBECOM 2010).
     pub buffer_splitting: BufferSplitting,
+    /// What receive-side buffer splitting divides among the paths.
+    pub receive_split: ReceiveSplit,
+    /// Where a SACK goes that no DATA takes along.
+    pub sack_path: SackPath,
+}
+
+/// What receive-side buffer splitting divides among the n active paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReceiveSplit {
+    /// The peer's receive buffer, the a_rwnd of its INIT/INIT-ACK.
+    #[default]
+    InitialWindow,
+    /// The peer's window as it stands, rwnd + bytes outstanding (the INET CMT-SCTP model).
+    CurrentWindow,
+}
+
+/// Where a SACK goes under CMT when it leaves on its own (RFC 9260 §6.4 leaves a SACK's
+/// destination open only in that it should go where the DATA came from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SackPath {
+    /// The quickest (smallest SRTT) active path DATA arrived on since the last SACK.
+    #[default]
+    Quickest,
+    /// The first path DATA arrived on since the last SACK (INET's "standard").
+    FirstData,
+    /// The path the last DATA arrived on (RFC 9260 §6.4).
+    LastData,
+    /// The primary path.
+    Primary,
 }
 
 impl Default for CmtConfig {
@@ -77,6 +106,8 @@ impl Default for CmtConfig {
             cuc: true,
             dac: true,
             buffer_splitting: BufferSplitting::None,
+            receive_split: ReceiveSplit::InitialWindow,
+            sack_path: SackPath::Quickest,
         }
     }
 }

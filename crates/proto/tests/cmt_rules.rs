@@ -16,7 +16,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use braid_proto::{AssociationConfig, CmtConfig, PathState, RtxPolicy};
+use braid_proto::{AssociationConfig, CmtConfig, PathState, RtxPolicy, SackPath};
 use braid_wire::COMMON_HEADER_LEN;
 use braid_wire::chunk::{DATA_HEADER_LEN, Sack};
 use common::multihome::{gap_blocks, paths, sack_dac, tsns_to, two_confirmed_paths};
@@ -389,4 +389,42 @@ fn t3_on_the_primary_moves_its_chunks_and_the_sack_path() {
 #[test]
 fn t3_on_the_primary_moves_its_chunks_and_the_sack_path_without_cmt() {
     t3_on_the_primary(false, 1106);
+}
+
+/// Where the SACK goes that acknowledges DATA the peer sent over `first`, then `second`,
+/// with nothing of ours to send (a lone SACK), under CMT with `policy`: "a" for the peer's
+/// primary address, "b" for its alternate.
+fn lone_sack_path(policy: SackPath, from_b_first: bool, seed: u64) -> &'static str {
+    let cfg = AssociationConfig {
+        cmt: Some(CmtConfig {
+            sack_path: policy,
+            ..CmtConfig::default()
+        }),
+        ..quiet_config()
+    };
+    let (mut s, b) = two_confirmed_paths(cfg, seed);
+    let a = s.remote;
+    let order = if from_b_first { [b, a] } else { [a, b] };
+    // Two DATA packets: the second makes the SACK due (every second packet, RFC 9260 §6.2).
+    for (i, from) in order.into_iter().enumerate() {
+        let p = s.to_ep(vec![data(s.peer_tsn(i as u32), 0, i as u16, b"peer data")]);
+        s.inject_from(from, &p);
+    }
+    let outs = s.collect_until(s.t() + ms(300));
+    let sacks: Vec<&Out> = outs.iter().filter(|o| o.has::<Sack>()).collect();
+    assert_eq!(sacks.len(), 1, "one SACK for both packets");
+    if sacks[0].remote == a { "a" } else { "b" }
+}
+
+#[test]
+fn sack_path_first_data_last_data_and_primary_pick_their_path() {
+    // INET's "standard": the first path DATA came in on since the last SACK.
+    assert_eq!(lone_sack_path(SackPath::FirstData, false, 1201), "a");
+    assert_eq!(lone_sack_path(SackPath::FirstData, true, 1202), "b");
+    // RFC 9260 §6.4: where the last DATA came from.
+    assert_eq!(lone_sack_path(SackPath::LastData, false, 1203), "b");
+    assert_eq!(lone_sack_path(SackPath::LastData, true, 1204), "a");
+    // The primary whatever the order.
+    assert_eq!(lone_sack_path(SackPath::Primary, false, 1205), "a");
+    assert_eq!(lone_sack_path(SackPath::Primary, true, 1206), "a");
 }

@@ -414,6 +414,8 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
                 cuc: a.cmt_cuc.unwrap_or(c.cuc),
                 dac: a.cmt_dac.unwrap_or(c.dac),
                 buffer_splitting: a.buffer_splitting.unwrap_or(c.buffer_splitting),
+                receive_split: a.receive_split.unwrap_or(c.receive_split),
+                sack_path: a.sack_path.unwrap_or(c.sack_path),
             }
         }),
         cc: a.cc.unwrap_or(d.cc),

@@ -5,7 +5,9 @@
 //! A scenario file may hold a `[sweep]` table; [`crate::sweep`] expands it into one
 //! [`Scenario`] per sweep point, each of which [`crate::run::run`] simulates once per seed.
 
-use braid_proto::{BufferSplitting, CongestionControl, RtxPolicy, SchedulerKind};
+use braid_proto::{
+    BufferSplitting, CongestionControl, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind,
+};
 use serde::Deserialize;
 
 use crate::units::{Dur, Rate, Size};
@@ -271,6 +273,12 @@ pub struct AssociationSpec {
     /// Per-path shares of the send buffer, the peer's window, or both: `none`, `send`,
     /// `receive`, `both`.
     pub buffer_splitting: Option<BufferSplitting>,
+    /// What receive-side buffer splitting divides: `initial-window` (the peer's a_rwnd of
+    /// INIT/INIT-ACK, the default) or `current-window` (rwnd + outstanding, as INET).
+    pub receive_split: Option<ReceiveSplit>,
+    /// Where a lone SACK goes under CMT: `quickest` (default), `first-data` (INET's
+    /// "standard"), `last-data` (RFC 9260 §6.4), `primary`.
+    pub sack_path: Option<SackPath>,
     /// The sender's stream scheduler (RFC 8260, 001_*.txt §4): a name of
     /// [`SchedulerKind::NAMES`].
     pub stream_scheduler: Option<SchedulerKind>,

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use braid_proto::{BufferSplitting, CongestionControl, RtxPolicy, SchedulerKind};
+use braid_proto::{
+    BufferSplitting, CongestionControl, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind,
+};
 use braid_sim::load::load_str;
 use braid_sim::run::association_config;
 use braid_sim::sweep::display_value;
@@ -132,4 +134,60 @@ fn bad_scheduler_name_is_reported_at_its_line() {
         + 1;
     assert!(e.starts_with(&format!("t.toml:{line}:")), "{e}");
     assert!(e.contains("association.stream_scheduler"), "{e}");
+}
+
+#[test]
+fn sack_path_and_receive_split_map_and_sweep() {
+    let text = format!(
+        "{BASE}\n[sweep]\n\
+         \"association.sack_path\" = [\"quickest\", \"first-data\", \"last-data\", \"primary\"]\n\
+         \"association.receive_split\" = [\"initial-window\", \"current-window\"]\n"
+    );
+    let exp = load_str(&text, Path::new("t.toml")).unwrap();
+    assert_eq!(exp.points.len(), 8);
+    let first = association_config(&exp.points[0].scenario).cmt.unwrap();
+    assert_eq!(
+        (first.sack_path, first.receive_split),
+        (SackPath::Quickest, ReceiveSplit::InitialWindow)
+    );
+    let last = association_config(&exp.points[7].scenario).cmt.unwrap();
+    assert_eq!(
+        (last.sack_path, last.receive_split),
+        (SackPath::Primary, ReceiveSplit::CurrentWindow)
+    );
+    let bad = load_str(
+        &BASE.replace("cmt = true", "cmt = true\nsack_path = \"fastest\""),
+        Path::new("t.toml"),
+    );
+    let e = format!("{}", bad.err().unwrap());
+    assert!(e.contains("quickest") && e.contains("first-data"), "{e}");
+}
+
+/// Receive-side buffer splitting by the peer's current window (INET) keeps each path to
+/// its share of what the receiver has room for now: with a receiver that reads slowly
+/// (small buffer), the two bases give different runs.
+#[test]
+fn the_receive_split_basis_changes_a_buffer_limited_run() {
+    use braid_sim::run::{RunOptions, run};
+    let goodput = |basis: &str| {
+        // Round-robin over a 10 ms and a 60 ms path: the receiver holds the fast path's
+        // data until the slow path's arrives, so its window shrinks below the initial one.
+        let text = BASE
+            .replace(
+                "buffer_splitting = \"receive\"",
+                &format!("buffer_splitting = \"receive\"\nreceive_split = \"{basis}\""),
+            )
+            .replace("stream_scheduler = \"fixed\"", "stream_scheduler = \"rr\"")
+            .replace(
+                "name = \"B\"\nrate = \"10Mbit/s\"\ndelay = \"10ms\"",
+                "name = \"B\"\nrate = \"10Mbit/s\"\ndelay = \"60ms\"",
+            );
+        let exp = load_str(&text, Path::new("t.toml")).unwrap();
+        let r = run(&exp.points[0].scenario, &RunOptions::default()).unwrap();
+        r.metrics["goodput_mbps"]
+    };
+    let (initial, current) = (goodput("initial-window"), goodput("current-window"));
+    eprintln!("goodput: initial-window {initial:.2}, current-window {current:.2} Mbit/s");
+    assert!(initial > 1.0 && current > 1.0, "{initial} {current}");
+    assert_ne!(initial, current);
 }

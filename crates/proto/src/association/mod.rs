@@ -173,6 +173,8 @@ pub struct Association {
     /// Paths (bit per path id < 64) DATA arrived on since the last SACK: under CMT the
     /// SACK takes the quickest of them, so it follows a failover.
     sack_paths: u64,
+    /// The first path DATA arrived on since the last SACK (`SackPath::FirstData`).
+    first_data_path: Option<PathId>,
     /// Earliest time of the next heartbeat to an unconfirmed address (HB.Max.Burst pacing,
     /// RFC 9260 §5.4).
     hb_slot: Instant,
@@ -239,6 +241,7 @@ impl Association {
             cc_scratch: Vec::new(),
             last_data_path: PathId(0),
             sack_paths: 0,
+            first_data_path: None,
             hb_slot: now,
             shutdown_path: PathId(0),
             trace: crate::trace::Trace::default(),

@@ -159,6 +159,7 @@ impl Association {
         if path.0 < 64 {
             self.sack_paths |= 1 << path.0;
         }
+        self.first_data_path.get_or_insert(path);
         if self.state == State::ShutdownSent {
             // §9.2: answer DATA with SHUTDOWN (one per packet we send) and restart T2.
             self.queue_shutdown(path);
@@ -191,6 +192,7 @@ impl Association {
         };
         self.sack.packets = 0;
         self.sack_paths = 0;
+        self.first_data_path = None;
         self.sack.last_rwnd = a_rwnd;
         self.stats.sacks_sent += 1;
         if self.features.nr_sack {

@@ -6,7 +6,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{BufferSplitting, CongestionControl, PathPairing, RtxPolicy, SchedulerKind};
+use super::{
+    BufferSplitting, CongestionControl, PathPairing, ReceiveSplit, RtxPolicy, SackPath,
+    SchedulerKind,
+};
 
 /// A name that is none of an enum's names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,6 +88,24 @@ impl PathPairing {
     pub const NAMES: [(&'static str, Self); 2] = [("by-index", Self::ByIndex), ("all", Self::All)];
 }
 
+impl ReceiveSplit {
+    /// Every basis of receive-side buffer splitting with its name.
+    pub const NAMES: [(&'static str, Self); 2] = [
+        ("initial-window", Self::InitialWindow),
+        ("current-window", Self::CurrentWindow),
+    ];
+}
+
+impl SackPath {
+    /// Every SACK path policy with its name.
+    pub const NAMES: [(&'static str, Self); 4] = [
+        ("quickest", Self::Quickest),
+        ("first-data", Self::FirstData),
+        ("last-data", Self::LastData),
+        ("primary", Self::Primary),
+    ];
+}
+
 /// `FromStr`, `Display` and (feature `serde`) `Deserialize` for an enum with a `NAMES`
 /// table; `$what` names it in errors.
 macro_rules! by_name {
@@ -149,6 +170,8 @@ by_name!(CongestionControl, "congestion control");
 by_name!(RtxPolicy, "retransmission policy");
 by_name!(BufferSplitting, "buffer splitting");
 by_name!(PathPairing, "path pairing");
+by_name!(ReceiveSplit, "receive split");
+by_name!(SackPath, "SACK path");
 by_name!(SchedulerKind, "stream scheduler");
 
 #[cfg(test)]
@@ -172,6 +195,8 @@ mod tests {
         round_trip(&RtxPolicy::NAMES);
         round_trip(&BufferSplitting::NAMES);
         round_trip(&PathPairing::NAMES);
+        round_trip(&ReceiveSplit::NAMES);
+        round_trip(&SackPath::NAMES);
         round_trip(&SchedulerKind::NAMES);
     }
 

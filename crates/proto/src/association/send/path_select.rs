@@ -147,6 +147,33 @@ impl Association {
         }
     }
 
+    /// Where a lone SACK goes under CMT, by `policy`; `None`: that path is not usable and
+    /// the RFC's choice applies (the last DATA's path, or the data path).
+    fn cmt_sack_path(&self, policy: crate::config::SackPath) -> Option<PathId> {
+        use crate::config::SackPath;
+        let usable = |id: PathId| {
+            let p = &self.paths[id.0 as usize];
+            (p.state == PathState::Active && p.confirmed).then_some(id)
+        };
+        match policy {
+            SackPath::Quickest => {
+                // A SACK covers data of every path: the quickest of the paths DATA came in
+                // on since the last SACK returns it soonest and follows a failover
+                // (draft-tuexen-tsvwg-sctp-multipath allows any destination).
+                let fresh = self.sack_paths;
+                self.paths
+                    .iter()
+                    .filter(|p| p.state == PathState::Active && p.confirmed)
+                    .filter(|p| fresh == 0 || (p.id.0 < 64 && fresh & (1 << p.id.0) != 0))
+                    .min_by_key(|p| p.rtt.srtt().unwrap_or(std::time::Duration::MAX))
+                    .map(|p| p.id)
+            }
+            SackPath::FirstData => self.first_data_path.and_then(usable),
+            SackPath::LastData => usable(self.last_data_path),
+            SackPath::Primary => usable(self.primary),
+        }
+    }
+
     /// The path of the next packet when no control chunk dictates it: the paths with DATA
     /// to send in turn, each until it has no more room (under CMT every usable path;
     /// otherwise the primary or its failover, plus paths holding retransmissions). A lone
@@ -177,20 +204,10 @@ impl Association {
                 return PathId(i as u16);
             }
         }
-        if self.data_paths() == DataPaths::RoundRobin {
-            // Under CMT a SACK covers data of every path: the quickest of the paths DATA
-            // came in on since the last SACK returns it soonest and follows a failover
-            // (draft-tuexen-tsvwg-sctp-multipath allows any destination).
-            let fresh = self.sack_paths;
-            if let Some(p) = self
-                .paths
-                .iter()
-                .filter(|p| p.state == PathState::Active && p.confirmed)
-                .filter(|p| fresh == 0 || (p.id.0 < 64 && fresh & (1 << p.id.0) != 0))
-                .min_by_key(|p| p.rtt.srtt().unwrap_or(std::time::Duration::MAX))
-            {
-                return p.id;
-            }
+        if let Some(cmt) = self.cfg.cmt
+            && let Some(p) = self.cmt_sack_path(cmt.sack_path)
+        {
+            return p;
         }
         if self.paths[self.last_data_path.0 as usize].state == PathState::Active {
             self.last_data_path

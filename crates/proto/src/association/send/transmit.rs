@@ -93,8 +93,15 @@ impl Association {
         let held = self.paths[path.0 as usize].buffered;
         let send_ok = !matches!(split, BufferSplitting::Send | BufferSplitting::Both)
             || held < self.cfg.send_buffer / n;
-        let recv_ok = !matches!(split, BufferSplitting::Receive | BufferSplitting::Both)
-            || held < self.tx.peer_rwnd_initial / n;
+        let window = match cmt.receive_split {
+            crate::config::ReceiveSplit::InitialWindow => self.tx.peer_rwnd_initial,
+            // INET: the window the peer last advertised, rwnd + bytes in flight.
+            crate::config::ReceiveSplit::CurrentWindow => {
+                self.tx.peer_rwnd + self.tx.flight_total(&self.paths)
+            }
+        };
+        let recv_ok =
+            !matches!(split, BufferSplitting::Receive | BufferSplitting::Both) || held < window / n;
         send_ok && recv_ok
     }
 
