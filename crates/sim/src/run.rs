@@ -33,7 +33,7 @@ use crate::net::{
     RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
     competing_sender_addr, path_of,
 };
-use crate::scenario::{Scenario, TrafficSpec};
+use crate::scenario::{Scenario, SqinfoPolicy, TrafficSpec};
 use crate::traffic::{SQINFO_QUEUE_MESSAGES, Sink, Source, SourceKind};
 use crate::units::Size;
 
@@ -571,6 +571,7 @@ impl<'s> World<'s> {
                 message_size: 1452,
                 unordered: false,
                 sender_queue_info: false,
+                sqinfo_policy: SqinfoPolicy::default(),
             }]
         } else {
             s.traffic.clone()

@@ -57,6 +57,17 @@ pub struct Scenario {
     pub sweep: toml::value::Table,
 }
 
+/// How an application with sender queue info decides which stream to write next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SqinfoPolicy {
+    /// Top up any stream with fewer than `traffic::SQINFO_QUEUE_MESSAGES` messages queued.
+    #[default]
+    Messages,
+    /// Keep each stream's buffered bytes (queued and unacknowledged) within σ/streams.
+    Bytes,
+}
+
 fn default_seeds() -> u32 {
     1
 }
@@ -305,6 +316,11 @@ pub enum TrafficSpec {
         /// of writing the streams in strict round-robin order.
         #[serde(default)]
         sender_queue_info: bool,
+        /// How the application reads the queue info: `messages` (top up a stream with
+        /// fewer than 8 messages queued, the default) or `bytes` (keep each stream's
+        /// buffered bytes within σ/streams, what SCTP_SQINFO reports).
+        #[serde(default)]
+        sqinfo_policy: SqinfoPolicy,
     },
     /// Sends `bytes` once and measures the completion time.
     Transfer {

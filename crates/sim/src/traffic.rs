@@ -29,7 +29,7 @@ use braid_wire::crc32c::{crc32c, crc32c_append};
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::link::serialization_time;
-use crate::scenario::TrafficSpec;
+use crate::scenario::{SqinfoPolicy, TrafficSpec};
 
 /// Bytes of the generation stamp at the start of a message.
 pub const STAMP_LEN: usize = 8;
@@ -170,6 +170,8 @@ pub struct Source {
     pub unordered: bool,
     /// Saturated: use sender queue info instead of strict round-robin (001_*.txt §6.2).
     pub sender_queue_info: bool,
+    /// How the queue info is read.
+    pub sqinfo_policy: SqinfoPolicy,
     /// Next stream, relative to `first_stream`.
     next: u16,
     /// Per stream: the next message's sequence number.
@@ -203,6 +205,7 @@ impl Source {
             message_size: message_size.max(1),
             unordered,
             sender_queue_info: false,
+            sqinfo_policy: SqinfoPolicy::default(),
             next: 0,
             seq: vec![0; usize::from(streams)],
             low: vec![false; usize::from(streams)],
@@ -221,8 +224,10 @@ impl Source {
                 message_size,
                 unordered,
                 sender_queue_info,
+                sqinfo_policy,
             } => Self {
                 sender_queue_info,
+                sqinfo_policy,
                 ..Self::new(
                     SourceKind::Saturated,
                     first_stream,
@@ -302,14 +307,24 @@ impl Source {
     /// Sender queue info: the stream (relative) to write next, if any is below the refill
     /// mark: streams flagged low first, then the fewest queued messages, ties in round-robin
     /// order from `next`.
-    fn sqinfo_pick(&self, a: &Association) -> Option<u16> {
+    fn sqinfo_pick(&self, a: &Association, send_buffer: usize) -> Option<u16> {
+        // Bytes: a stream may hold its share σ/streams of the send buffer, queued or in flight.
+        let share = send_buffer / usize::from(self.streams);
         (0..self.streams)
             .map(|k| (self.next + k) % self.streams)
             .filter_map(|i| {
-                let (_, queued) = a.stream_buffered(self.first_stream + i).unwrap_or((0, 0));
-                (queued < SQINFO_QUEUE_MESSAGES).then_some((!self.low[usize::from(i)], queued, i))
+                let (bytes, queued) = a.stream_buffered(self.first_stream + i).unwrap_or((0, 0));
+                let room = match self.sqinfo_policy {
+                    SqinfoPolicy::Messages => queued < SQINFO_QUEUE_MESSAGES,
+                    SqinfoPolicy::Bytes => bytes + self.message_size <= share,
+                };
+                let fill = match self.sqinfo_policy {
+                    SqinfoPolicy::Messages => queued,
+                    SqinfoPolicy::Bytes => bytes,
+                };
+                room.then_some((!self.low[usize::from(i)], fill, i))
             })
-            .min_by_key(|&(not_low, queued, _)| (not_low, queued))
+            .min_by_key(|&(not_low, fill, _)| (not_low, fill))
             .map(|(_, _, i)| i)
     }
 
@@ -345,7 +360,7 @@ impl Source {
             // Without queue info the application cannot tell which stream is short of data,
             // so it writes them in turn and waits on a full buffer (001_*.txt §6.2).
             let rel = if self.sender_queue_info && self.kind == SourceKind::Saturated {
-                match self.sqinfo_pick(a) {
+                match self.sqinfo_pick(a, send_buffer) {
                     Some(i) => i,
                     None => return,
                 }
