@@ -980,6 +980,10 @@ impl Driver {
         let done = self.waiters.get(&id).is_some_and(|w| w.dropped)
             && self.ep.association(id).is_none_or(|a| a.is_closed());
         if done {
+            if let Some(t) = &mut self.trace {
+                // Its last decisions first, then its file is closed.
+                let _ = t.drain(&mut self.ep).and_then(|()| t.forget(id));
+            }
             self.ep.remove(id);
             self.waiters.remove(&id);
         }

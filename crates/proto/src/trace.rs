@@ -4,8 +4,9 @@
 //!
 //! Tracing is off by default and costs a branch per decision then. When on, an association
 //! keeps up to [`TRACE_CAPACITY`] events for the driver to drain ([`Association::poll_trace`]
-//! or `Endpoint::drain_traces`); both drivers write them as JSON lines, one file per
-//! association. Every event also goes to the `tracing` crate at TRACE level inside the
+//! or `Endpoint::drain_traces`, which drains only while the endpoint's switch is on and
+//! visits every association, O(associations) per call); both drivers write them as JSON
+//! lines, one file per association. Every event also goes to the `tracing` crate at TRACE level inside the
 //! association's span.
 //!
 //! [`Association::poll_trace`]: crate::Association::poll_trace
@@ -261,6 +262,11 @@ impl<W: std::io::Write> JsonLines<W> {
             result = writeln!(w, "{}", ev.to_json_line(at));
         });
         result
+    }
+
+    /// Flushes and closes the writer of an association the driver forgets.
+    pub fn forget(&mut self, id: crate::AssocId) -> std::io::Result<()> {
+        self.out.remove(&id).map_or(Ok(()), |mut w| w.flush())
     }
 
     /// Flushes every writer.

@@ -419,7 +419,7 @@ impl Association {
                 );
                 return false;
             }
-            self.reset_for_restart();
+            self.reset_for_restart(now);
             self.adopt_cookie(&cookie);
             self.events.push_back(Event::Restarted);
             self.queue_control(primary, CookieAck);

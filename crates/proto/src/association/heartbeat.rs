@@ -77,8 +77,7 @@ impl Association {
                 .get(Timer::Heartbeat(path))
                 .is_some_and(|t| t <= now)
             {
-                // A PF path (or a free probe slot) is probed again right away: a timer left
-                // due now would never fire in this call.
+                // A PF path (or a free probe slot) is probed again at once (RFC 7829 §5.1).
                 self.send_heartbeat(now, path);
             }
             return;

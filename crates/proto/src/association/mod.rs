@@ -34,7 +34,6 @@ use crate::path::{Path, PathId, PathInfo};
 use crate::recv::reassembly::{Reassembly, ReceivedMessage};
 use crate::recv::tsn_map::TsnMap;
 use crate::time::Instant;
-use crate::timer::Timer;
 
 pub(crate) use crate::cookie::CookieKey;
 pub(crate) use init_params::{InitAckTags, build_init_ack, random_tag};
@@ -323,7 +322,9 @@ impl Association {
         (self.tx.stream_count(), self.inbound_streams)
     }
 
-    /// Records the association's decisions from now on (or stops), for [`poll_trace`].
+    /// Records the association's decisions from now on (or stops), for [`poll_trace`]. An
+    /// endpoint drains them (`Endpoint::drain_traces`) only while its own switch is on:
+    /// turn tracing on there, not here, for associations an endpoint owns.
     ///
     /// [`poll_trace`]: Association::poll_trace
     pub fn set_tracing(&mut self, on: bool) {
@@ -460,16 +461,10 @@ impl Association {
         }
         tracing::debug!(?reason, "association closed");
         self.state = State::Closed;
-        self.timers.set(Timer::T1, None);
-        self.timers.set(Timer::T2, None);
-        self.timers.set(Timer::T5, None);
-        self.timers.set(Timer::DelayedSack, None);
         self.timers.stop_all();
-        for p in &mut self.paths {
-            p.rtx_marked.clear();
-        }
         self.control.clear();
         self.tx.clear();
+        self.drop_sender_state();
         self.close_reason = Some(reason.clone());
         self.events.push_back(Event::Closed(reason));
     }

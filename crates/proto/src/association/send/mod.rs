@@ -28,31 +28,48 @@ pub(crate) use sack::Acked;
 
 use crate::association::Association;
 use crate::path::PathState;
+use crate::time::Instant;
 use crate::timer::Timer;
 
 impl Association {
     /// A peer restart is handled as an ABORT followed by a new association (RFC 9260
-    /// §5.2.4 A): queues, SSNs, error counters and path estimates start afresh.
-    pub(crate) fn reset_for_restart(&mut self) {
+    /// §5.2.4 A): queues, SSNs, error counters and path estimates start afresh; a path that
+    /// failed is active again (the application hears of it) and heartbeats start over.
+    pub(crate) fn reset_for_restart(&mut self, now: Instant) {
         self.tx.clear();
+        self.drop_sender_state();
         self.error_count = 0;
         let cfg = self.cfg.clone();
-        for p in &mut self.paths {
-            p.flight_size = 0;
-            p.sent_live.clear();
-            p.rtx_marked.clear();
-            self.timers.stop(Timer::T3(p.id));
+        for i in 0..self.paths.len() {
+            let p = &mut self.paths[i];
             p.rtt_probe = None;
             p.recovery = crate::path::Recovery::Open;
             p.rtx_cwnd_exempt = false;
             p.error_count = 0;
-            p.state = if p.confirmed {
+            p.rtt = crate::path::rto::RttEstimator::new(&cfg);
+            p.heartbeat = Default::default();
+            let to = if p.confirmed {
                 PathState::Active
             } else {
                 PathState::Unconfirmed
             };
-            p.rtt = crate::path::rto::RttEstimator::new(&cfg);
-            p.heartbeat = Default::default();
+            let id = p.id;
+            if p.state != to {
+                self.set_path_state(now, id, to);
+            }
+            self.schedule_heartbeat(now, id);
+        }
+    }
+
+    /// The send queue was emptied (close, restart): what the paths kept of its chunks goes
+    /// too — flight sizes, buffer-splitting shares, the per-path lists, T3.
+    pub(crate) fn drop_sender_state(&mut self) {
+        for p in &mut self.paths {
+            p.flight_size = 0;
+            p.buffered = 0;
+            p.rtx_marked.clear();
+            p.sent_live.clear();
+            self.timers.stop(Timer::T3(p.id));
         }
     }
 }

@@ -1,8 +1,10 @@
 //! A DATA chunk with a TSN, kept until cumulatively acknowledged or abandoned, and its life
 //! as one state (RFC 9260 §6.1–§6.3, §7.2.4; RFC 3758; NR-SACK). Every state change goes
-//! through [`Sent::set_state`], which keeps the path's flight size, the per-path lists of
-//! chunks waiting for retransmission and the queue's counters in step; a debug build checks
-//! them against a recount ([`check_tally`]).
+//! through [`Sent::set_state`] (or `retarget`, `retransmitted_on`), which keeps the path's
+//! flight size, the per-path lists (`rtx_marked`: waiting for retransmission; `sent_live`:
+//! last sent there and not yet acknowledged) and the queue's counters in step; a debug build
+//! checks them, the paths' buffer shares and the contiguity of `seq` against a recount
+//! ([`check_tally`]).
 
 use std::collections::VecDeque;
 
@@ -217,8 +219,15 @@ pub(crate) fn check_tally(outstanding: &VecDeque<Sent>, tally: &Tally, paths: &[
     let mut flight = vec![0usize; paths.len()];
     let mut marked = vec![0usize; paths.len()];
     let mut live = vec![0usize; paths.len()];
+    let mut buffered = vec![0usize; paths.len()];
+    let mut next_seq = outstanding.front().map(|s| s.seq);
     for s in outstanding {
         let p = s.path.0 as usize;
+        assert_eq!(Some(s.seq), next_seq, "seq not contiguous at TSN {}", s.tsn);
+        next_seq = Some(s.seq + 1);
+        if !matches!(s.state, ChunkState::Abandoned | ChunkState::NrAcked) {
+            buffered[p] += s.data.len();
+        }
         if is_live_on_its_path(s, paths.len()) {
             live[p] += 1;
             assert!(paths[p].sent_live.contains(s.seq), "TSN {} not live", s.tsn);
@@ -247,5 +256,6 @@ pub(crate) fn check_tally(outstanding: &VecDeque<Sent>, tally: &Tally, paths: &[
             "retransmission list of path {i}"
         );
         assert_eq!(p.sent_live.len(), live[i], "live list of path {i}");
+        assert_eq!(p.buffered, buffered[i], "buffer share of path {i}");
     }
 }

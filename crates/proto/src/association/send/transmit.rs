@@ -181,7 +181,10 @@ impl Association {
             }
             let s = &self.tx.outstanding[i];
             let size = data_chunk_size(s.data.len());
-            if size > *room {
+            // A chunk cut for a larger PMTU than the path has now keeps its TSN and size: it
+            // goes alone in a packet and IP fragments it (RFC 9260 §7.3).
+            let alone = !wrote && *room == self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN;
+            if size > *room && !alone {
                 break;
             }
             if self.features.pr_sctp && s.expires.is_some_and(|e| now >= e) {
@@ -196,7 +199,7 @@ impl Association {
             s.misses = 0;
             s.encode(buf);
             let tsn = s.tsn;
-            *room -= size;
+            *room = room.saturating_sub(size);
             wrote = true;
             let p = &mut self.paths[pi];
             p.stats.retransmissions += 1;
