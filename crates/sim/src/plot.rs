@@ -302,7 +302,7 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
         series.push(Series {
             label: match (&spec.curves, c) {
-                (Some(k), Some(v)) => Some(format!("{k} = {}", display_value(v))),
+                (Some(k), Some(v)) => Some(curve_label(k, &display_value(v))),
                 _ => None,
             },
             points,
@@ -310,12 +310,12 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
     }
 
     let x_label = match &x_axis {
-        XAxis::Numeric { unit, .. } if !unit.is_empty() => format!("{} ({unit})", spec.x),
-        _ => spec.x.clone(),
+        XAxis::Numeric { unit, .. } if !unit.is_empty() => format!("{} ({unit})", words(&spec.x)),
+        _ => words(&spec.x),
     };
     let y_label = match metric_unit(&spec.y) {
-        Some(u) => format!("{} ({u})", spec.y),
-        None => spec.y.clone(),
+        Some(u) => format!("{} ({u})", words(&spec.y)),
+        None => words(&spec.y),
     };
     let mut title = spec
         .title
@@ -361,6 +361,60 @@ fn display_unit(kind: Kind, max: f64, binary: bool) -> (f64, &'static str) {
         ]),
         Kind::Size => pick(&[(1.0, "B"), (1e3, "kB"), (1e6, "MB"), (1e9, "GB")]),
         Kind::Duration => pick(&[(1e-6, "µs"), (1e-3, "ms"), (1.0, "s")]),
+    }
+}
+
+/// A scenario key or metric in words for an axis or legend (`goodput_mbps` → "Goodput",
+/// `path.B.delay` → "δB"); a name it does not know stays as it is.
+pub fn words(key: &str) -> String {
+    let known = match key {
+        "goodput_mbps" => Some("Goodput"),
+        "msg_delay_ms_mean" => Some("Message delay"),
+        "association.buffer" => Some("σ (send and receive buffer)"),
+        "association.send_buffer" => Some("Send buffer"),
+        "association.recv_buffer" => Some("Receive buffer"),
+        "association.stream_scheduler" => Some("Scheduler"),
+        "association.nr_sack" => Some("NR-SACK"),
+        "association.cmt" => Some("CMT"),
+        "association.cc" => Some("Congestion control"),
+        "association.rtx_policy" => Some("Retransmission policy"),
+        "association.buffer_splitting" => Some("Buffer splitting"),
+        "traffic.0.sender_queue_info" => Some("Sender queue info"),
+        _ => None,
+    };
+    if let Some(w) = known {
+        return w.to_string();
+    }
+    let parts: Vec<&str> = key.split('.').collect();
+    match parts.as_slice() {
+        ["path", name, "delay"] => format!("δ{name}"),
+        ["path", name, "rate"] => format!("ρ{name}"),
+        ["path", name, "loss"] => format!("Loss on {name}"),
+        _ => {
+            if let Some(n) = key
+                .strip_prefix("stream")
+                .and_then(|r| r.strip_suffix("_msg_delay_ms_mean"))
+            {
+                return format!("Message delay, stream {n}");
+            }
+            key.to_string()
+        }
+    }
+}
+
+/// A curve's legend: the swept key in words with its value (`RR`, `δB = 10 ms`).
+fn curve_label(key: &str, value: &str) -> String {
+    match (key, value) {
+        ("association.stream_scheduler", "rr") => "RR".to_string(),
+        ("association.stream_scheduler", "fixed") => "Fixed".to_string(),
+        ("association.nr_sack" | "traffic.0.sender_queue_info", v) => {
+            format!(
+                "{} {}",
+                if v == "true" { "with" } else { "without" },
+                words(key)
+            )
+        }
+        _ => format!("{} = {value}", words(key)),
     }
 }
 
@@ -515,25 +569,46 @@ where
     for (i, s) in chart.series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let style = ShapeStyle::from(&color).stroke_width(2);
-        let line = ctx
-            .draw_series(LineSeries::new(
-                s.points.iter().map(|p| (p.x, p.mean)),
-                style,
-            ))
-            .map_err(e)?;
+        // Each curve has its own dash pattern and marker, so curves that coincide (or a
+        // print in black and white) still tell apart.
+        let points = s.points.iter().map(|p| (p.x, p.mean));
+        let line = match i % 3 {
+            0 => ctx.draw_series(LineSeries::new(points, style)),
+            1 => ctx.draw_series(DashedLineSeries::new(points, 10, 6, style)),
+            _ => ctx.draw_series(DashedLineSeries::new(points, 3, 5, style)),
+        }
+        .map_err(e)?;
         if let Some(label) = &s.label {
+            let marker = i % 4;
             line.label(label.as_str()).legend(move |(x, y)| {
-                PathElement::new(
-                    vec![(x, y), (x + 20, y)],
-                    ShapeStyle::from(&color).stroke_width(2),
-                )
+                // The curve's colour and its marker, drawn as a path (one element type).
+                let st = ShapeStyle::from(&color).stroke_width(2);
+                let shape: Vec<(i32, i32)> = match marker {
+                    0 => vec![
+                        (6, -3),
+                        (10, -5),
+                        (14, -3),
+                        (14, 3),
+                        (10, 5),
+                        (6, 3),
+                        (6, -3),
+                    ],
+                    1 => vec![(5, 4), (10, -5), (15, 4), (5, 4)],
+                    2 => vec![(6, -4), (14, 4), (10, 0), (14, -4), (6, 4)],
+                    _ => vec![(6, -4), (14, -4), (14, 4), (6, 4), (6, -4)],
+                };
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (20, 0)], st)
+                    + PathElement::new(shape, st)
             });
         }
-        ctx.draw_series(
-            s.points
-                .iter()
-                .map(|p| Circle::new((p.x, p.mean), 4, color.filled())),
-        )
+        let at = s.points.iter().map(|p| (p.x, p.mean));
+        match i % 4 {
+            0 => ctx.draw_series(at.map(|c| Circle::new(c, 4, color.filled()))),
+            1 => ctx.draw_series(at.map(|c| TriangleMarker::new(c, 6, color.filled()))),
+            2 => ctx.draw_series(at.map(|c| Cross::new(c, 5, style))),
+            _ => ctx.draw_series(at.map(|c| Circle::new(c, 5, style))),
+        }
         .map_err(e)?;
         ctx.draw_series(s.points.iter().filter(|p| p.ci95.is_finite()).map(|p| {
             ErrorBar::new_vertical(p.x, p.mean - p.ci95, p.mean, p.mean + p.ci95, style, 10)

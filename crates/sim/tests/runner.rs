@@ -748,14 +748,12 @@ fn plot_with_units_curves_and_both_formats() {
     };
     let png = dir.join("goodput.png");
     let chart = plot::plot(&dir, &spec, &png).unwrap();
-    assert_eq!(chart.x_label, "association.send_buffer (KiB)");
-    assert_eq!(chart.y_label, "goodput_mbps (Mbit/s)");
+    // Axis and legend text in words, with units.
+    assert_eq!(chart.x_label, "Send buffer (KiB)");
+    assert_eq!(chart.y_label, "Goodput (Mbit/s)");
     assert!(matches!(&chart.x_axis, XAxis::Numeric { unit, .. } if unit == "KiB"));
     assert_eq!(chart.series.len(), 2);
-    assert_eq!(
-        chart.series[1].label.as_deref(),
-        Some("path.A.delay = 50ms")
-    );
+    assert_eq!(chart.series[1].label.as_deref(), Some("δA = 50ms"));
     let xs: Vec<f64> = chart.series[0].points.iter().map(|p| p.x).collect();
     assert_eq!(xs, [16.0, 32.0, 64.0]);
     assert!(
@@ -769,7 +767,7 @@ fn plot_with_units_curves_and_both_formats() {
     let svg_path = dir.join("goodput.svg");
     plot::plot(&dir, &spec, &svg_path).unwrap();
     let svg = std::fs::read_to_string(&svg_path).unwrap();
-    assert!(svg.contains("<svg") && svg.contains("goodput_mbps (Mbit/s)"));
+    assert!(svg.contains("<svg") && svg.contains("Goodput (Mbit/s)"));
 
     // Delay on x in ms, one curve: the buffer must be held.
     let mut by_delay = PlotSpec {
@@ -784,8 +782,8 @@ fn plot_with_units_curves_and_both_formats() {
     );
     by_delay.fix = vec![("association.send_buffer".into(), "32KiB".into())];
     let chart = plot::plot(&dir, &by_delay, &svg_path).unwrap();
-    assert_eq!(chart.x_label, "path.A.delay (ms)");
-    assert_eq!(chart.y_label, "msg_delay_ms_mean (ms)");
+    assert_eq!(chart.x_label, "δA (ms)");
+    assert_eq!(chart.y_label, "Message delay (ms)");
     let xs: Vec<f64> = chart.series[0].points.iter().map(|p| p.x).collect();
     assert_eq!(xs, [10.0, 50.0]);
 
