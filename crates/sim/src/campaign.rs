@@ -371,9 +371,14 @@ pub fn run_path(dir: &Path, id: &str) -> PathBuf {
 /// The stored result of run `id` in `dir`, if its file exists, parses and is of this
 /// version and id.
 pub fn load_run(dir: &Path, id: &str) -> Option<StoredRun> {
+    load_run_of(dir, id, VERSION)
+}
+
+/// The stored result of run `id` in `dir` written by braid `version`.
+fn load_run_of(dir: &Path, id: &str, version: &str) -> Option<StoredRun> {
     let text = fs::read_to_string(run_path(dir, id)).ok()?;
     let run: StoredRun = serde_json::from_str(&text).ok()?;
-    (run.id == id && run.braid == VERSION && run.format == FORMAT).then_some(run)
+    (run.id == id && run.braid == version && run.format == FORMAT).then_some(run)
 }
 
 /// Stores `record` as `dir/runs/<id>.json`, atomically.
@@ -539,25 +544,19 @@ pub fn check(dirs: &[PathBuf]) -> Result<Manifest, CampaignError> {
 /// whole campaign writes them, plus campaign.json, runs/ and any per-run pcap, time series
 /// and trace files. `out` may be one of `dirs`.
 ///
-/// A run with a successful result in some directory takes it; a run that failed everywhere
+/// The braid doing the merge may be another build than the one that ran the shards (which
+/// must all be one). A run with a successful result in some directory takes it; a run that failed everywhere
 /// is recorded as failed (as in a single run). Missing runs are an error (nothing written).
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, CampaignError> {
+    // The shards must agree on the version; the braid merging them may be another build.
     let manifest = check(dirs)?;
-    if manifest.braid != VERSION {
-        return Err(CampaignError::Version {
-            dir_a: dirs[0].clone(),
-            a: manifest.braid.clone(),
-            dir_b: PathBuf::from("(this braid)"),
-            b: VERSION.to_string(),
-        });
-    }
     let mut runs = Vec::with_capacity(manifest.runs.len());
     let mut files = Vec::with_capacity(manifest.runs.len());
     let mut missing = Vec::new();
     for e in &manifest.runs {
         let mut found: Option<(StoredRun, PathBuf)> = None;
         for d in dirs {
-            if let Some(s) = load_run(d, &e.id) {
+            if let Some(s) = load_run_of(d, &e.id, &manifest.braid) {
                 let ok = s.error.is_none();
                 if found.is_none() || ok {
                     found = Some((s, run_path(d, &e.id)));

@@ -401,3 +401,29 @@ fn reproduction_in_three_shards_merges_to_the_same_report_and_plots() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+#[test]
+fn shards_of_another_braid_build_merge_if_they_agree() {
+    // Shards run by one build, merged by another (a laptop merging a cluster's results).
+    let e = exp(SMALL);
+    let dir = temp_dir("other-build");
+    runner::run_experiment(&e, &dir, &opts(Select::All), &fake, &no_progress).unwrap();
+    let files = read(&dir, &AGGREGATES);
+    let mut paths = vec![dir.join("campaign.json")];
+    for f in std::fs::read_dir(dir.join("runs")).unwrap() {
+        paths.push(f.unwrap().path());
+    }
+    let needle = format!("\"braid\": \"{}\"", campaign::VERSION);
+    for p in &paths {
+        let text = std::fs::read_to_string(p).unwrap();
+        assert!(text.contains(&needle), "{}", p.display());
+        std::fs::write(p, text.replace(&needle, "\"braid\": \"9.9.9+gelsewhere\"")).unwrap();
+    }
+    let out = temp_dir("other-build-out");
+    campaign::merge(std::slice::from_ref(&dir), &out).unwrap();
+    assert_eq!(read(&out, &AGGREGATES), files);
+    // This build does not reuse them to resume, though: they are another version's.
+    assert!(campaign::load_run(&dir, &campaign::entries(&e, 2)[0].id).is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&out);
+}
