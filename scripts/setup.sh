@@ -46,6 +46,12 @@ if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
   apt_install iproute2
 fi
 
+# scripts/campaign-parallel-test.sh: GNU parallel (Debian's `parallel`; moreutils has
+# another program of that name).
+if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
+  apt_install parallel
+fi
+
 # Interop peers (interop/install.sh): Go for pion-peer, python3 with venv for aiortc.
 # The machine image ships Go in /usr/local/go; Debian 12's golang-go (1.19) is the fallback,
 # too old for pion's go.mod (go 1.24) but enough to report it.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command of README.md: sets up the machine, runs every test of the workspace, the
-# failover test in network namespaces (scripts/netns-failover.sh), then
+# failover test in network namespaces (scripts/netns-failover.sh), a simulation campaign
+# through GNU parallel merged byte-identical to one machine (scripts/campaign-parallel-test.sh), then
 # the interop matrix of braid against pion/sctp and aiortc (interop/selftest.sh: both
 # directions, ordered and unordered, server-verify and echo + client-verify, 10 MiB over 4
 # streams, every capture checked by tshark).
@@ -12,6 +13,7 @@ export BRAID_PROPTEST_CASES="${BRAID_PROPTEST_CASES:-512}"
 cargo test --workspace --release --all-targets
 cargo test --workspace --release --doc
 cargo build --release -p braid-cli
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-parallel-test.sh
 # Failover on real sockets in network namespaces it creates (SKIP without root/netns).
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failover.sh
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc" ONLY_WITH=braid \

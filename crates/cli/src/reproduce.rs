@@ -2,9 +2,10 @@
 //! The scenarios, data points and report live in `braid_sim::reproduce`; this module parses
 //! arguments, shows progress and prints the comparison.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use braid_sim::reproduce::{self, ReproduceOptions};
+use braid_sim::campaign::Shard;
+use braid_sim::reproduce::{self, CampaignOptions, ReproduceOptions, Results};
 use braid_sim::run;
 use clap::Subcommand;
 
@@ -29,6 +30,17 @@ pub(crate) enum ReproduceCommand {
         /// Seeds per point [default: 24 as in the paper, 2 with --quick].
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         seeds: Option<u32>,
+        /// Run only shard I of N (I from 0) of every figure's runs; no plots, no report
+        /// (--merge makes them). Results are kept per run in OUT/fig*/runs/.
+        #[arg(long, value_name = "I/N", conflicts_with = "merge")]
+        shard: Option<Shard>,
+        /// Run again also the runs whose results are in OUT/fig*/runs.
+        #[arg(long)]
+        fresh: bool,
+        /// Merge these shard directories into OUT (results, plots, report.md) instead of
+        /// running; --quick and --seeds come from the shards.
+        #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["quick", "seeds"])]
+        merge: Vec<PathBuf>,
     },
 }
 
@@ -40,59 +52,112 @@ pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
         out,
         jobs,
         seeds,
+        shard,
+        fresh,
+        merge: merge_dirs,
     } = cmd;
+    let out = out.unwrap_or_else(|| PathBuf::from("results/cmt-scheduling"));
+    if !merge_dirs.is_empty() {
+        return merge(&merge_dirs, &out);
+    }
     let opts = ReproduceOptions {
         seeds,
         quick,
-        out: out.unwrap_or_else(|| PathBuf::from("results/cmt-scheduling")),
+        out,
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
     };
     let bar = Progress::new();
     let progress = |fig: &str, done: usize, total: usize| bar.update(fig, done, total);
     let start = wall_clock();
-    let (results, reports) = reproduce::cmt_scheduling(&opts, &run::run, &progress)?;
+    let camp = CampaignOptions { shard, fresh };
+    let (results, reports) =
+        reproduce::cmt_scheduling_campaign(&opts, &camp, &run::run, &progress)?;
     bar.finish();
     let wall = start.elapsed();
     let runs: usize = reports.iter().map(|r| r.outcome.runs.len()).sum();
+    let reused: usize = reports.iter().map(|r| r.outcome.reused).sum();
     let failed: usize = reports.iter().map(|r| r.outcome.failures().count()).sum();
+    let reused = if reused > 0 {
+        format!(", {reused} of them already done (--fresh runs them again)")
+    } else {
+        String::new()
+    };
+    if let Some(s) = shard {
+        println!(
+            "shard {s}: {runs} runs in {:.1} s{reused}; wrote {}/fig*/runs/; \
+             `braid reproduce cmt-scheduling --merge DIR... --out DIR` writes the report when every shard is done",
+            wall.as_secs_f64(),
+            opts.out.display()
+        );
+    } else {
+        print_comparison(&results, &opts);
+        println!(
+            "{runs} runs in {:.1} s{reused}{}; wrote {}/report.md, plots and fig*/summary.json",
+            wall.as_secs_f64(),
+            if failed > 0 {
+                format!(" ({failed} failed)")
+            } else {
+                String::new()
+            },
+            opts.out.display()
+        );
+    }
+    let outcomes: Vec<(&str, &braid_sim::runner::Outcome)> = reports
+        .iter()
+        .map(|r| (r.summary.scenario.as_str(), &r.outcome))
+        .collect();
+    check_outcomes(&outcomes)
+}
+
+/// `braid reproduce cmt-scheduling --merge DIR... --out OUT` (also `braid sim merge` of a
+/// reproduction's directories).
+pub(crate) fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Error> {
+    let (results, merged, opts) = reproduce::cmt_merge(dirs, out)?;
+    print_comparison(&results, &opts);
+    let runs: usize = merged.iter().map(|m| m.outcome.runs.len()).sum();
+    println!(
+        "merged {runs} runs from {} director{}; wrote {}/report.md, plots and fig*/summary.json",
+        dirs.len(),
+        if dirs.len() == 1 { "y" } else { "ies" },
+        out.display()
+    );
+    let outcomes: Vec<(&str, &braid_sim::runner::Outcome)> = merged
+        .iter()
+        .map(|m| (m.summary.scenario.as_str(), &m.outcome))
+        .collect();
+    check_outcomes(&outcomes)
+}
+
+/// The table "paper vs braid" and the claims.
+fn print_comparison(results: &Results, opts: &ReproduceOptions) {
     println!("| figure | data point | metric | paper | braid | deviation |");
-    for line in reproduce::cmt_report(&results, &opts, &[])
+    for line in reproduce::cmt_report(results, opts, &[])
         .lines()
         .filter(|l| l.starts_with("| Fig"))
     {
         println!("{line}");
     }
-    for (claim, ok, values) in reproduce::cmt_claims(&results, opts.quick) {
+    for (claim, ok, values) in reproduce::cmt_claims(results, opts.quick) {
         println!("{} {claim} ({values})", if ok { "✓" } else { "✗" });
     }
-    println!(
-        "{runs} runs in {:.1} s{}; wrote {}/report.md, plots and fig*/summary.json",
-        wall.as_secs_f64(),
-        if failed > 0 {
-            format!(" ({failed} failed)")
-        } else {
-            String::new()
-        },
-        opts.out.display()
-    );
+}
+
+/// Prints failed runs and runs that failed the integrity check; an error if there are any.
+fn check_outcomes(outcomes: &[(&str, &braid_sim::runner::Outcome)]) -> Result<(), Error> {
+    let runs: usize = outcomes.iter().map(|(_, o)| o.runs.len()).sum();
+    let failed: usize = outcomes.iter().map(|(_, o)| o.failures().count()).sum();
     let mut broken = 0;
-    for r in &reports {
-        for (f, e) in r.outcome.integrity_failures() {
+    for (name, o) in outcomes {
+        for (f, e) in o.integrity_failures() {
             broken += 1;
-            eprintln!(
-                "braid: {} point {} seed {}: {e}",
-                r.summary.scenario, f.point, f.seed
-            );
+            eprintln!("braid: {name} point {} seed {}: {e}", f.point, f.seed);
         }
     }
     if failed > 0 {
-        for r in &reports {
-            for f in r.outcome.failures() {
+        for (name, o) in outcomes {
+            for f in o.failures() {
                 if let Err(e) = &f.result {
-                    eprintln!(
-                        "braid: {} point {} seed {}: {e}",
-                        r.summary.scenario, f.point, f.seed
-                    );
+                    eprintln!("braid: {name} point {} seed {}: {e}", f.point, f.seed);
                 }
             }
         }

@@ -1,12 +1,15 @@
-//! `braid sim`: run scenario files (sweep points × seeds, in parallel), plot the results,
-//! capture one run as pcap, and benchmark the simulator. The work is done by `braid-sim`'s
-//! `load`, `runner` and `plot`; this module parses arguments, shows progress and prints.
+//! `braid sim`: run scenario files (sweep points × seeds, in parallel; whole, one shard or
+//! single runs), list a campaign's runs, merge shards, plot the results, capture one run as
+//! pcap, and benchmark the simulator. The work is done by `braid-sim`'s `load`, `runner`,
+//! `campaign` and `plot`; this module parses arguments, shows progress and prints.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use braid_sim::load::{self, Experiment};
+use braid_sim::campaign::{self, Select, Shard};
+use braid_sim::load;
 use braid_sim::plot::{self, PlotSpec, XAxis};
+use braid_sim::reproduce;
 use braid_sim::run::{self, RunOptions, RunResult};
 use braid_sim::runner::{self, RunRecord, RunnerOptions};
 use braid_sim::scenario::PcapSpec;
@@ -24,7 +27,10 @@ const BENCH: &str = include_str!("../../../scenarios/bench.toml");
 pub(crate) enum SimCommand {
     /// Run every sweep point of a scenario file with every seed, in parallel, and write
     /// runs.csv (one row per run), summary.csv and summary.json (mean and 95 % confidence
-    /// interval per point and metric) into the output directory.
+    /// interval per point and metric) into the output directory. Each run's result is also
+    /// kept in DIR/runs/<run id>.json; runs already there are not run again (resume).
+    /// With --shard or --run, only those runs are done and only their per-run results are
+    /// written: `braid sim merge` makes the aggregated files (docs/campaigns.md).
     Run {
         /// The scenario file (TOML; see scenarios/README.md).
         file: PathBuf,
@@ -38,6 +44,46 @@ pub(crate) enum SimCommand {
         /// Runs at a time [default: the number of cores]. Results do not depend on it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         jobs: Option<u64>,
+        /// Run only shard I of N (I from 0): the runs whose index in (point, seed) order is
+        /// I modulo N.
+        #[arg(long, value_name = "I/N", conflicts_with = "run")]
+        shard: Option<Shard>,
+        /// Run only the run with this id (repeatable; `braid sim list` prints the ids).
+        #[arg(long, value_name = "ID")]
+        run: Vec<String>,
+        /// Run again also the runs whose results are in DIR/runs (after changing braid
+        /// without committing: run ids include the version and commit, not the work tree).
+        #[arg(long)]
+        fresh: bool,
+    },
+    /// Print one line per run of a scenario file (or of one shard): run id, point, seed,
+    /// the swept parameters and the command that does exactly that run, tab-separated; for
+    /// GNU parallel, Slurm arrays or Kubernetes Indexed Jobs (docs/campaigns.md).
+    List {
+        /// The scenario file.
+        file: PathBuf,
+        /// The output directory the commands write into [default: results/<file name
+        /// without .toml>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seeds per sweep point, instead of the file's `seeds`.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        seeds: Option<u32>,
+        /// Only the runs of shard I of N.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<Shard>,
+    },
+    /// Combine the per-run results in one or more directories (shards of one campaign, or
+    /// one directory many processes wrote into) into runs.csv, summary.csv and summary.json,
+    /// byte for byte what one machine running everything writes. Directories of
+    /// `braid reproduce cmt-scheduling --shard` are merged into its report, too.
+    Merge {
+        /// The directories (each with campaign.json, or reproduce.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where to write the merged files (may be one of DIRS).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Plot a metric of DIR/summary.json against a swept parameter, with 95 % confidence
     /// bars; PNG or SVG by the output's extension.
@@ -111,7 +157,24 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
             out,
             seeds,
             jobs,
-        } => run_file(&file, out, seeds, jobs),
+            shard,
+            run,
+            fresh,
+        } => {
+            let select = match (shard, run.is_empty()) {
+                (Some(s), _) => Select::Shard(s),
+                (None, false) => Select::Ids(run),
+                (None, true) => Select::All,
+            };
+            run_file(&file, out, seeds, jobs, select, fresh)
+        }
+        SimCommand::List {
+            file,
+            out,
+            seeds,
+            shard,
+        } => list(&file, out, seeds, shard),
+        SimCommand::Merge { dirs, out } => merge(&dirs, &out),
         SimCommand::Plot {
             dir,
             x,
@@ -158,29 +221,55 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
 
 use crate::progress::{Progress, wall_clock};
 
+/// The default output directory of a scenario file: results/<file name without .toml>.
+fn default_out(file: &Path) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+    Path::new("results").join(stem)
+}
+
 fn run_file(
     file: &Path,
     out: Option<PathBuf>,
     seeds: Option<u32>,
     jobs: Option<u64>,
+    select: Select,
+    fresh: bool,
 ) -> Result<(), Error> {
     let exp = load::load(file)?;
-    let dir = out.unwrap_or_else(|| {
-        let stem = file
-            .file_stem()
-            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
-        Path::new("results").join(stem)
-    });
+    let dir = out.unwrap_or_else(|| default_out(file));
     let opts = RunnerOptions {
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
         seeds,
         out: None,
+        select,
+        fresh,
     };
     let seeds = runner::seeds(&exp, &opts);
     let total = exp.points.len() * seeds as usize;
-    let threads = runner::jobs(&opts, total);
+    let selected = runner::selected(&exp, &opts).len();
+    if let Select::Ids(ids) = &opts.select {
+        let all = campaign::entries(&exp, seeds);
+        for id in ids {
+            if !all.iter().any(|e| &e.id == id) {
+                return Err(format!(
+                    "{}: no run {id:?} (with {seeds} seeds per point); `braid sim list {}` prints the run ids",
+                    file.display(),
+                    file.display()
+                )
+                .into());
+            }
+        }
+    }
+    let share = match &opts.select {
+        Select::All => String::new(),
+        Select::Shard(s) => format!("; shard {s}: {selected} of them"),
+        Select::Ids(_) => format!("; {selected} of them by id"),
+    };
+    let threads = runner::jobs(&opts, selected);
     println!(
-        "{}: {} point{} × {seeds} seed{} = {total} runs, {threads} at a time",
+        "{}: {} point{} × {seeds} seed{} = {total} runs{share}, {threads} at a time",
         exp.name,
         exp.points.len(),
         if exp.points.len() == 1 { "" } else { "s" },
@@ -193,20 +282,45 @@ fn run_file(
     bar.finish();
     let wall = start.elapsed();
 
-    print_table(&exp, &report.summary);
+    let reused = if report.outcome.reused > 0 {
+        format!(
+            ", {} of them already done in {}/runs (--fresh runs them again)",
+            report.outcome.reused,
+            dir.display()
+        )
+    } else {
+        String::new()
+    };
     let failures: Vec<&RunRecord> = report.outcome.failures().collect();
-    println!(
-        "{total} runs in {:.1} s{}; wrote {}/{{runs.csv, summary.csv, summary.json}}",
-        wall.as_secs_f64(),
-        if failures.is_empty() {
-            String::new()
-        } else {
-            format!(" ({} failed)", failures.len())
-        },
-        dir.display()
-    );
+    let failed = if failures.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} failed)", failures.len())
+    };
+    if opts.select.is_all() {
+        print_table(&report.summary);
+        println!(
+            "{total} runs in {:.1} s{reused}{failed}; wrote {}/{{runs.csv, summary.csv, summary.json}}",
+            wall.as_secs_f64(),
+            dir.display()
+        );
+    } else {
+        println!(
+            "{selected} runs in {:.1} s{reused}{failed}; wrote {}/runs/; \
+             `braid sim merge DIR... --out DIR` writes runs.csv and the summaries when every shard is done",
+            wall.as_secs_f64(),
+            dir.display()
+        );
+    }
+    report_failures(&report.summary, &report.outcome)
+}
+
+/// Prints failed runs and runs that failed the integrity check; an error if there are any.
+fn report_failures(summary: &runner::SummaryFile, outcome: &runner::Outcome) -> Result<(), Error> {
+    let total = outcome.runs.len();
+    let failures: Vec<&RunRecord> = outcome.failures().collect();
     for f in &failures {
-        let params = exp
+        let params = summary
             .points
             .get(f.point)
             .map(|p| p.params.describe())
@@ -216,7 +330,7 @@ fn run_file(
             eprintln!("braid: point {}{params} seed {}: {e}", f.point, f.seed);
         }
     }
-    let broken: Vec<_> = report.outcome.integrity_failures().collect();
+    let broken: Vec<_> = outcome.integrity_failures().collect();
     for (r, e) in &broken {
         eprintln!("braid: point {} seed {}: {e}", r.point, r.seed);
     }
@@ -233,8 +347,99 @@ fn run_file(
     }
 }
 
+/// A word for a POSIX shell: as is if safe, else in single quotes.
+fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The braid executable as invoked (so that the commands `list` prints run the same build).
+fn braid_exe() -> String {
+    std::env::args().next().unwrap_or_else(|| "braid".into())
+}
+
+fn list(
+    file: &Path,
+    out: Option<PathBuf>,
+    seeds: Option<u32>,
+    shard: Option<Shard>,
+) -> Result<(), Error> {
+    let exp = load::load(file)?;
+    let dir = out.unwrap_or_else(|| default_out(file));
+    let opts = RunnerOptions {
+        seeds,
+        select: shard.map_or(Select::All, Select::Shard),
+        ..RunnerOptions::default()
+    };
+    let exe = shell_quote(&braid_exe());
+    let file_q = shell_quote(&file.display().to_string());
+    let dir_q = shell_quote(&dir.display().to_string());
+    let seeds_arg = seeds.map_or(String::new(), |s| format!(" --seeds {s}"));
+    let mut stdout = std::io::stdout().lock();
+    for e in runner::selected(&exp, &opts) {
+        let params = exp.points[e.point].params.describe();
+        let line = format!(
+            "{}\t{}\t{}\t{params}\t{exe} sim run {file_q} --run {}{seeds_arg} --jobs 1 --out {dir_q}\n",
+            e.id, e.point, e.seed, e.id
+        );
+        use std::io::Write as _;
+        if stdout.write_all(line.as_bytes()).is_err() {
+            // A closed pipe (`| head`): stop quietly.
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Error> {
+    if dirs
+        .first()
+        .is_some_and(|d| d.join(reproduce::REPRODUCE_MANIFEST).exists())
+    {
+        return crate::reproduce::merge(dirs, out);
+    }
+    let merged = match campaign::merge(dirs, out) {
+        Ok(m) => m,
+        Err(campaign::CampaignError::Missing { missing, total }) => {
+            for r in missing.iter().take(20) {
+                eprintln!(
+                    "braid: missing run {} (point {} seed {})",
+                    r.id, r.point, r.seed
+                );
+            }
+            if missing.len() > 20 {
+                eprintln!("braid: ... and {} more", missing.len() - 20);
+            }
+            return Err(campaign::CampaignError::Missing { missing, total }.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    print_table(&merged.summary);
+    let failed = merged.outcome.failures().count();
+    println!(
+        "merged {} runs of {:?} from {} director{}{}; wrote {}/{{runs.csv, summary.csv, summary.json}}",
+        merged.outcome.runs.len(),
+        merged.manifest.layout.scenario,
+        dirs.len(),
+        if dirs.len() == 1 { "y" } else { "ies" },
+        if failed > 0 {
+            format!(" ({failed} failed)")
+        } else {
+            String::new()
+        },
+        out.display()
+    );
+    report_failures(&merged.summary, &merged.outcome)
+}
+
 /// The headline metric per point: goodput if measured, else the first metric.
-fn print_table(exp: &Experiment, summary: &runner::SummaryFile) {
+fn print_table(summary: &runner::SummaryFile) {
     let metric = if summary
         .points
         .iter()
@@ -252,7 +457,7 @@ fn print_table(exp: &Experiment, summary: &runner::SummaryFile) {
     };
     let mut rows = vec![{
         let mut h = vec!["point".to_string()];
-        h.extend(exp.sweep.iter().cloned());
+        h.extend(summary.sweep.iter().cloned());
         h.push(format!("{metric} (mean ± 95% CI)"));
         h
     }];

@@ -10,6 +10,7 @@ pub mod run;
 pub mod traffic;
 
 // Scenarios and the experiment runner.
+pub mod campaign;
 pub mod load;
 pub mod plot;
 pub mod reproduce;

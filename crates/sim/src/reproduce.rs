@@ -6,10 +6,19 @@
 //! 001_*.txt ("Transmission Scheduling Optimizations for Concurrent Multipath Transfer"):
 //! Fig. 4 and 5 come from `cmt-fig4.toml` (goodput, and per-stream delay of the same runs),
 //! Fig. 6 from `cmt-fig6.toml`, Fig. 7 from `cmt-fig7.toml`.
+//!
+//! Campaigns ([`crate::campaign`]): each figure file's directory (`out/fig4`, ...) is a
+//! campaign directory; `out/reproduce.json` ([`ReproduceManifest`]) records the variant
+//! (quick, seeds). [`cmt_scheduling_campaign`] with a shard runs only the shard's runs of
+//! every figure file (run *k* of a figure file belongs to shard *k* mod *n*) and writes no
+//! report; [`cmt_merge`] combines shards into the files one machine writes.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
+use crate::campaign::{self, Select, Shard};
 use crate::load::{self, Experiment};
 use crate::plot::{self, Chart, PlotSpec, Series};
 use crate::run::{RunOptions, RunResult, SimError};
@@ -91,6 +100,12 @@ pub enum ReproduceError {
     /// Drawing failed.
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
+    /// Merging failed.
+    #[error(transparent)]
+    Campaign(#[from] campaign::CampaignError),
+    /// Shards of different variants (quick, seeds) or braid versions.
+    #[error("{0}")]
+    Mismatch(String),
     /// Writing the report failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -643,6 +658,70 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
     md
 }
 
+/// How a reproduction shares its runs with other machines.
+#[derive(Debug, Clone, Default)]
+pub struct CampaignOptions {
+    /// Run only this shard of every figure file's runs (no plots, no report).
+    pub shard: Option<Shard>,
+    /// Run again also runs whose results are stored in the output directory.
+    pub fresh: bool,
+}
+
+/// `out/reproduce.json`: which reproduction, which variant, which braid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReproduceManifest {
+    /// [`campaign::FORMAT`].
+    pub format: u32,
+    /// [`campaign::VERSION`].
+    pub braid: String,
+    /// The reproduction (`cmt-scheduling`).
+    pub reproduction: String,
+    /// The quick variant.
+    pub quick: bool,
+    /// Seeds per point, if not the default.
+    pub seeds: Option<u32>,
+}
+
+/// The file name of [`ReproduceManifest`].
+pub const REPRODUCE_MANIFEST: &str = "reproduce.json";
+
+impl ReproduceManifest {
+    fn of(opts: &ReproduceOptions) -> Self {
+        ReproduceManifest {
+            format: campaign::FORMAT,
+            braid: campaign::VERSION.to_string(),
+            reproduction: "cmt-scheduling".into(),
+            quick: opts.quick,
+            seeds: opts.seeds,
+        }
+    }
+
+    /// Reads `dir/reproduce.json`, if there is one.
+    pub fn read(dir: &Path) -> Result<Option<Self>, ReproduceError> {
+        let path = dir.join(REPRODUCE_MANIFEST);
+        match std::fs::read_to_string(&path) {
+            Ok(t) => serde_json::from_str(&t)
+                .map(Some)
+                .map_err(|e| ReproduceError::Mismatch(format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ReproduceError::Io { path, source }),
+        }
+    }
+
+    fn write(&self, dir: &Path) -> Result<(), ReproduceError> {
+        std::fs::create_dir_all(dir).map_err(|source| ReproduceError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let mut json = serde_json::to_string_pretty(self).map_err(runner::RunnerError::from)?;
+        json.push('\n');
+        Ok(campaign::write_atomic(
+            &dir.join(REPRODUCE_MANIFEST),
+            json.as_bytes(),
+        )?)
+    }
+}
+
 /// Runs 001_*.txt's figures (every point × seed through [`runner::run_experiment`], into
 /// `out/<fig>/`), draws the plots into `out/` and writes `out/report.md`.
 ///
@@ -652,6 +731,18 @@ pub fn cmt_scheduling(
     run: &(dyn Fn(&Scenario, &RunOptions) -> Result<RunResult, SimError> + Sync),
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<(Results, Vec<runner::Report>), ReproduceError> {
+    cmt_scheduling_campaign(opts, &CampaignOptions::default(), run, progress)
+}
+
+/// [`cmt_scheduling`], or one shard of it (`camp.shard`: per-run results of the shard's runs
+/// of every figure file, no plots, no report; [`cmt_merge`] makes them).
+pub fn cmt_scheduling_campaign(
+    opts: &ReproduceOptions,
+    camp: &CampaignOptions,
+    run: &(dyn Fn(&Scenario, &RunOptions) -> Result<RunResult, SimError> + Sync),
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<(Results, Vec<runner::Report>), ReproduceError> {
+    ReproduceManifest::of(opts).write(&opts.out)?;
     let mut summaries = Vec::new();
     let mut reports = Vec::new();
     for fig in &CMT_SCHEDULING {
@@ -660,6 +751,8 @@ pub fn cmt_scheduling(
             jobs: opts.jobs,
             seeds: opts.seeds,
             out: None,
+            select: camp.shard.map_or(Select::All, Select::Shard),
+            fresh: camp.fresh,
         };
         let id = fig.id;
         let p: &ProgressFn<'_> = &|_, done, total| progress(id, done, total);
@@ -668,15 +761,73 @@ pub fn cmt_scheduling(
         reports.push(report);
     }
     let results = Results { summaries };
+    if camp.shard.is_none() {
+        write_report(&results, opts)?;
+    }
+    Ok((results, reports))
+}
+
+/// Draws the plots into `opts.out` and writes `opts.out/report.md`.
+fn write_report(results: &Results, opts: &ReproduceOptions) -> Result<(), ReproduceError> {
     let mut plots = Vec::new();
-    for (name, chart) in cmt_charts(&results)? {
+    for (name, chart) in cmt_charts(results)? {
         plot::render(&chart, &opts.out.join(&name))?;
         plots.push(name);
     }
-    let md = cmt_report(&results, opts, &plots);
+    let md = cmt_report(results, opts, &plots);
     let path = opts.out.join("report.md");
-    std::fs::write(&path, md).map_err(|source| ReproduceError::Io { path, source })?;
-    Ok((results, reports))
+    std::fs::write(&path, md).map_err(|source| ReproduceError::Io { path, source })
+}
+
+/// Combines shards of `braid reproduce cmt-scheduling` (directories with reproduce.json)
+/// into `out`: every figure file's directory merged ([`campaign::merge`]), the plots and
+/// report.md, as one machine running everything writes them. The variant (quick, seeds)
+/// comes from the shards, which must agree; returns it with the results.
+pub fn cmt_merge(
+    dirs: &[PathBuf],
+    out: &Path,
+) -> Result<(Results, Vec<campaign::Merged>, ReproduceOptions), ReproduceError> {
+    let mut manifest: Option<(ReproduceManifest, &PathBuf)> = None;
+    for d in dirs {
+        let m = ReproduceManifest::read(d)?.ok_or_else(|| {
+            ReproduceError::Mismatch(format!(
+                "{}: not a reproduction's directory (no {REPRODUCE_MANIFEST}; `braid reproduce cmt-scheduling --shard I/N --out DIR` writes one)",
+                d.display()
+            ))
+        })?;
+        match &manifest {
+            None => manifest = Some((m, d)),
+            Some((first, fd)) if *first != m => {
+                return Err(ReproduceError::Mismatch(format!(
+                    "cannot merge different reproductions: {} is {}, {} is {} (braid version, --quick or --seeds differ)",
+                    fd.display(),
+                    serde_json::to_string(first).unwrap_or_default(),
+                    d.display(),
+                    serde_json::to_string(&m).unwrap_or_default()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    let (m, _) = manifest.ok_or(campaign::CampaignError::NoDirs)?;
+    let opts = ReproduceOptions {
+        quick: m.quick,
+        out: out.to_path_buf(),
+        jobs: 0,
+        seeds: m.seeds,
+    };
+    let mut summaries = Vec::new();
+    let mut merged = Vec::new();
+    for fig in &CMT_SCHEDULING {
+        let fig_dirs: Vec<PathBuf> = dirs.iter().map(|d| d.join(fig.id)).collect();
+        let mg = campaign::merge(&fig_dirs, &out.join(fig.id))?;
+        summaries.push((fig.id, mg.summary.clone()));
+        merged.push(mg);
+    }
+    m.write(out)?;
+    let results = Results { summaries };
+    write_report(&results, &opts)?;
+    Ok((results, merged, opts))
 }
 
 #[cfg(test)]

@@ -10,6 +10,11 @@
 //!   listed by [`Outcome::integrity_failures`].
 //! * Per-run files: a scenario with a `[pcap]` table gets `DIR/pcap/point{P}-seed{S}.pcap`, one
 //!   with `timeseries` gets `DIR/timeseries/point{P}-seed{S}.csv` (both via [`RunOptions`]).
+//! * Campaigns ([`crate::campaign`]): with an output directory, every run's result is stored
+//!   as `DIR/runs/<run id>.json` as soon as it is done, runs whose result is already there are
+//!   not run again (failed ones are), and `DIR/campaign.json` describes the whole campaign.
+//!   [`RunnerOptions::select`] runs a shard or single runs (then only those files are
+//!   written; [`crate::campaign::merge`] makes the aggregated files).
 //!
 //! Output files (in the output directory):
 //!
@@ -33,6 +38,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::campaign::{self, Manifest, RunEntry, Select};
 use crate::load::Experiment;
 use crate::run::{IntegrityError, RunOptions, RunResult, SimError};
 use crate::scenario::Scenario;
@@ -49,8 +55,13 @@ pub struct RunnerOptions {
     pub jobs: usize,
     /// Seeds per point instead of the file's `seeds`.
     pub seeds: Option<u32>,
-    /// Where per-run files (pcaps, time series) go; `None`: nowhere (they are not written).
+    /// Where per-run files (pcaps, time series, per-run results) go; `None`: nowhere (they
+    /// are not written, and nothing stored is reused).
     pub out: Option<PathBuf>,
+    /// Which runs to do: all (default), a shard, or runs by id.
+    pub select: Select,
+    /// Run again also the runs whose results are stored in the output directory.
+    pub fresh: bool,
 }
 
 /// One run's identity and result.
@@ -60,6 +71,8 @@ pub struct RunRecord {
     pub point: usize,
     /// Seed.
     pub seed: u64,
+    /// Run id ([`crate::campaign::run_id`]).
+    pub id: String,
     /// The result, or why the run failed.
     pub result: Result<RunResult, String>,
 }
@@ -69,6 +82,8 @@ pub struct RunRecord {
 pub struct Outcome {
     /// The runs.
     pub runs: Vec<RunRecord>,
+    /// How many of them were not run but read from the output directory.
+    pub reused: usize,
 }
 
 impl Outcome {
@@ -101,8 +116,8 @@ pub enum RunnerError {
         /// The error.
         source: std::io::Error,
     },
-    /// Encoding summary.json failed.
-    #[error("summary.json: {0}")]
+    /// Encoding a JSON file failed.
+    #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
 
@@ -128,22 +143,43 @@ pub fn jobs(opts: &RunnerOptions, runs: usize) -> usize {
     jobs.clamp(1, runs.max(1))
 }
 
-/// Runs every point of `exp` with every seed, `run` doing each run, and reports progress.
+/// The runs of `exp` that `opts` selects, in canonical order.
+pub fn selected(exp: &Experiment, opts: &RunnerOptions) -> Vec<RunEntry> {
+    campaign::entries(exp, seeds(exp, opts))
+        .into_iter()
+        .filter(|e| opts.select.contains(e))
+        .collect()
+}
+
+/// Runs every point of `exp` with every seed (or the share [`RunnerOptions::select`] picks),
+/// `run` doing each run, and reports progress. With [`RunnerOptions::out`], each result is
+/// stored there and stored results are reused ([`crate::campaign`]).
 pub fn run_all(
     exp: &Experiment,
     opts: &RunnerOptions,
     run: &RunFn<'_>,
     progress: &ProgressFn<'_>,
 ) -> Result<Outcome, RunnerError> {
-    let seeds = u64::from(seeds(exp, opts));
-    let work: Vec<(usize, u64)> = exp
-        .points
-        .iter()
-        .flat_map(|p| (0..seeds).map(move |s| (p.index, s)))
-        .collect();
+    let mut reused = Vec::new();
+    let mut work: Vec<RunEntry> = Vec::new();
+    for e in selected(exp, opts) {
+        let stored = match &opts.out {
+            Some(out) if !opts.fresh => campaign::load_run(out, &e.id),
+            _ => None,
+        };
+        match stored {
+            Some(s) if s.error.is_none() => reused.push(s.record(&e)),
+            _ => work.push(e),
+        }
+    }
+    if let Some(out) = &opts.out {
+        let dir = out.join(campaign::RUNS_DIR);
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    }
     // Directories for per-run files.
     let mut per_run = Vec::with_capacity(work.len());
-    for &(point, seed) in &work {
+    for e in &work {
+        let (point, seed) = (e.point, e.seed);
         let sc = &exp.points[point].scenario;
         let file = |dir: &str, ext: &str| -> Result<Option<PathBuf>, RunnerError> {
             let Some(out) = &opts.out else {
@@ -178,15 +214,16 @@ pub fn run_all(
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<RunRecord>> = Mutex::new(Vec::with_capacity(total));
+    let store_error: Mutex<Option<RunnerError>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..jobs(opts, total) {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(point, seed)) = work.get(i) else {
+                    let Some(e) = work.get(i) else {
                         break;
                     };
-                    let scenario = &exp.points[point].scenario;
+                    let scenario = &exp.points[e.point].scenario;
                     let result = match catch_unwind(AssertUnwindSafe(|| run(scenario, &per_run[i])))
                     {
                         Ok(Ok(r)) => Ok(r),
@@ -194,10 +231,19 @@ pub fn run_all(
                         Err(panic) => Err(format!("panicked: {}", panic_message(&*panic))),
                     };
                     let record = RunRecord {
-                        point,
-                        seed,
+                        point: e.point,
+                        seed: e.seed,
+                        id: e.id.clone(),
                         result,
                     };
+                    if let Some(out) = &opts.out
+                        && let Err(err) = campaign::store_run(out, &record, &scenario.name)
+                    {
+                        store_error
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .get_or_insert(err);
+                    }
                     let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress(&record, finished, total);
                     results
@@ -208,11 +254,22 @@ pub fn run_all(
             });
         }
     });
+    if let Some(e) = store_error
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        return Err(e);
+    }
     let mut runs = results
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let reused_count = reused.len();
+    runs.extend(reused);
     runs.sort_by_key(|r| (r.point, r.seed));
-    Ok(Outcome { runs })
+    Ok(Outcome {
+        runs,
+        reused: reused_count,
+    })
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -255,9 +312,60 @@ pub struct PointSummary {
     pub metrics: BTreeMap<String, Summary>,
 }
 
+/// What the aggregated files of an experiment are made of besides its runs: the scenario,
+/// seeds, sweep and every point's parameters (stored in campaign.json so that a merge needs
+/// no scenario file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Layout {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario file, as given.
+    pub file: String,
+    /// Seeds per point.
+    pub seeds: u32,
+    /// The swept keys, in sweep order.
+    pub sweep: Vec<String>,
+    /// Every point, in sweep order.
+    pub points: Vec<LayoutPoint>,
+}
+
+/// One point of a [`Layout`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayoutPoint {
+    /// Point index.
+    pub index: usize,
+    /// The swept parameters' values.
+    pub params: Params,
+}
+
+impl Layout {
+    /// The layout of `exp` with `seeds` seeds per point.
+    pub fn of(exp: &Experiment, seeds: u32) -> Layout {
+        Layout {
+            scenario: exp.name.clone(),
+            file: exp.file.display().to_string(),
+            seeds,
+            sweep: exp.sweep.clone(),
+            points: exp
+                .points
+                .iter()
+                .map(|p| LayoutPoint {
+                    index: p.index,
+                    params: p.params.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Statistics of every metric of every point.
 pub fn summarize(exp: &Experiment, outcome: &Outcome, seeds: u32) -> SummaryFile {
-    let points = exp
+    summarize_layout(&Layout::of(exp, seeds), outcome)
+}
+
+/// Statistics of every metric of every point of `layout`.
+pub fn summarize_layout(layout: &Layout, outcome: &Outcome) -> SummaryFile {
+    let points = layout
         .points
         .iter()
         .map(|p| {
@@ -284,10 +392,10 @@ pub fn summarize(exp: &Experiment, outcome: &Outcome, seeds: u32) -> SummaryFile
         })
         .collect();
     SummaryFile {
-        scenario: exp.name.clone(),
-        file: exp.file.display().to_string(),
-        seeds,
-        sweep: exp.sweep.clone(),
+        scenario: layout.scenario.clone(),
+        file: layout.file.clone(),
+        seeds: layout.seeds,
+        sweep: layout.sweep.clone(),
         points,
     }
 }
@@ -299,8 +407,21 @@ pub fn write_outputs(
     outcome: &Outcome,
     summary: &SummaryFile,
 ) -> Result<(), RunnerError> {
+    write_layout_outputs(dir, &Layout::of(exp, summary.seeds), outcome, summary)
+}
+
+/// [`write_outputs`] from a [`Layout`].
+pub fn write_layout_outputs(
+    dir: &Path,
+    layout: &Layout,
+    outcome: &Outcome,
+    summary: &SummaryFile,
+) -> Result<(), RunnerError> {
     fs::create_dir_all(dir).map_err(io_err(dir))?;
-    write_file(&dir.join("runs.csv"), runs_csv(exp, outcome).as_bytes())?;
+    write_file(
+        &dir.join("runs.csv"),
+        runs_csv_layout(layout, outcome).as_bytes(),
+    )?;
     write_file(&dir.join("summary.csv"), summary_csv(summary).as_bytes())?;
     let mut json = serde_json::to_string_pretty(summary)?;
     json.push('\n');
@@ -314,6 +435,11 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunnerError> {
 
 /// runs.csv as text.
 pub fn runs_csv(exp: &Experiment, outcome: &Outcome) -> String {
+    runs_csv_layout(&Layout::of(exp, 0), outcome)
+}
+
+/// runs.csv of `layout` as text.
+pub fn runs_csv_layout(layout: &Layout, outcome: &Outcome) -> String {
     let metrics: BTreeSet<&str> = outcome
         .runs
         .iter()
@@ -322,14 +448,14 @@ pub fn runs_csv(exp: &Experiment, outcome: &Outcome) -> String {
         .collect();
     let mut out = String::new();
     let mut header: Vec<&str> = vec!["point"];
-    header.extend(exp.sweep.iter().map(String::as_str));
+    header.extend(layout.sweep.iter().map(String::as_str));
     header.push("seed");
     header.extend(metrics.iter().copied());
     header.extend(["events", "error"]);
     csv_row(&mut out, header);
     for r in &outcome.runs {
         let mut row = vec![r.point.to_string()];
-        if let Some(p) = exp.points.get(r.point) {
+        if let Some(p) = layout.points.get(r.point) {
             row.extend(p.params.0.iter().map(|(_, v)| display_value(v)));
         }
         row.push(r.seed.to_string());
@@ -408,7 +534,10 @@ pub struct Report {
 }
 
 /// Runs `exp` ([`run_all`]) and writes the output files into `dir` ([`write_outputs`]), also
-/// when some runs failed; check [`Outcome::failures`].
+/// when some runs failed; check [`Outcome::failures`]. `dir` becomes a campaign directory
+/// (campaign.json, runs/); when [`RunnerOptions::select`] picks a share of the runs, only
+/// those per-run files are written, not the aggregated ones (the summary returned covers
+/// the share).
 pub fn run_experiment(
     exp: &Experiment,
     dir: &Path,
@@ -420,8 +549,13 @@ pub fn run_experiment(
         out: Some(opts.out.clone().unwrap_or_else(|| dir.to_path_buf())),
         ..opts.clone()
     };
+    let seeds = seeds(exp, &opts);
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    Manifest::new(exp, seeds).write(dir)?;
     let outcome = run_all(exp, &opts, run, progress)?;
-    let summary = summarize(exp, &outcome, seeds(exp, &opts));
-    write_outputs(dir, exp, &outcome, &summary)?;
+    let summary = summarize(exp, &outcome, seeds);
+    if opts.select.is_all() {
+        write_outputs(dir, exp, &outcome, &summary)?;
+    }
     Ok(Report { outcome, summary })
 }

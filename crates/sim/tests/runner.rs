@@ -495,6 +495,7 @@ fn run_into(dir: &Path, jobs: usize, seeds: Option<u32>) -> runner::Report {
         jobs,
         seeds,
         out: None,
+        ..RunnerOptions::default()
     };
     runner::run_experiment(&e, dir, &opts, &fake, &no_progress).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -589,6 +590,7 @@ fn seed_i_of_every_point_is_seed_i() {
         jobs: 3,
         seeds: None,
         out: None,
+        ..RunnerOptions::default()
     };
     let out = runner::run_all(&e, &opts, &record, &no_progress).unwrap();
     assert_eq!(out.runs.len(), 60);
@@ -627,6 +629,7 @@ fn failed_runs_are_reported_and_the_rest_written() {
         jobs: 2,
         seeds: Some(2),
         out: None,
+        ..RunnerOptions::default()
     };
     let report = runner::run_experiment(&e, &dir, &opts, &flaky, &no_progress).unwrap();
     let failed: Vec<(usize, u64, String)> = report
@@ -679,6 +682,7 @@ fn pcap_and_timeseries_files_per_run() {
         jobs: 1,
         seeds: Some(2),
         out: None,
+        ..RunnerOptions::default()
     };
     runner::run_experiment(&e, &dir, &opts, &record, &no_progress).unwrap();
     let seen = seen.into_inner().unwrap();
