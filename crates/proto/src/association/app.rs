@@ -61,11 +61,7 @@ impl Association {
         data: Bytes,
         opts: SendOptions,
     ) -> Result<(), SendError> {
-        match self.state {
-            State::CookieWait | State::CookieEchoed | State::Established => {}
-            State::Closed => return Err(SendError::Closed),
-            _ => return Err(SendError::ShuttingDown),
-        }
+        self.may_queue(false)?;
         self.queue_message(now, stream, data, opts)
     }
 
@@ -80,16 +76,19 @@ impl Association {
         data: Bytes,
         opts: SendOptions,
     ) -> Result<(), SendError> {
-        match self.state {
-            State::CookieWait
-            | State::CookieEchoed
-            | State::Established
-            | State::ShutdownPending
-            | State::ShutdownReceived => {}
-            State::Closed => return Err(SendError::Closed),
-            _ => return Err(SendError::ShuttingDown),
-        }
+        self.may_queue(true)?;
         self.queue_message(now, stream, data, opts)
+    }
+
+    /// Whether a message may be queued in this state (RFC 9260 §9.2: no new data once a
+    /// shutdown started), with `accepted` what a driver took in before it did.
+    fn may_queue(&self, accepted: bool) -> Result<(), SendError> {
+        match self.state {
+            State::CookieWait | State::CookieEchoed | State::Established => Ok(()),
+            State::ShutdownPending | State::ShutdownReceived if accepted => Ok(()),
+            State::Closed => Err(SendError::Closed),
+            _ => Err(SendError::ShuttingDown),
+        }
     }
 
     fn queue_message(
