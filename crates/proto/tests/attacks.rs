@@ -15,11 +15,12 @@ use braid_proto::{
     SendError, State,
 };
 use braid_wire::chunk::{
-    Abort, CookieAck, CookieEcho, Data, ForwardTsn, Heartbeat, HeartbeatAck, Init, InitAck, Sack,
-    Shutdown, ShutdownAck, ShutdownComplete,
+    Abort, CookieAck, CookieEcho, Data, ForwardTsn, Heartbeat, Init, InitAck, Sack, Shutdown,
+    ShutdownAck, ShutdownComplete,
 };
 use braid_wire::{Chunk, ErrorCause, Packet, Param, ParamType};
 use bytes::Bytes;
+use common::multihome::{answer_heartbeats, establish_multihomed};
 use common::script::{
     EP_PORT, Out, PEER_PORT, Script, abort, data, ms, quiet_config, sack, secs, unknown_chunk,
 };
@@ -38,32 +39,6 @@ fn closed(s: &Script) -> bool {
     s.events
         .iter()
         .any(|(_, _, e)| matches!(e, Event::Closed(_)))
-}
-
-/// An established association to a peer whose INIT listed `extra` addresses besides the
-/// one it sent from. Heartbeats to the extra addresses are not answered.
-fn establish_multihomed(s: &mut Script, extra: &[IpAddr]) {
-    s.other_peer_ips.extend_from_slice(extra);
-    let params = extra.iter().map(|a| Param::from_address(*a)).collect();
-    let p = s.init_packet(s.init_chunk(params));
-    s.inject(&p);
-    let ack: InitAck = s.expect_chunk();
-    s.ep_tag = ack.initiate_tag;
-    s.ep_initial_tsn = ack.initial_tsn;
-    let cookie = ack.state_cookie().unwrap().clone();
-    s.send_chunks(vec![CookieEcho { cookie }.into()]);
-    s.assoc = s.ep.accept();
-    assert!(s.assoc.is_some(), "no association accepted");
-}
-
-/// Answers every HEARTBEAT among `outs` from the address it went to.
-fn answer_heartbeats(s: &mut Script, outs: &[Out]) {
-    for o in outs {
-        if let Some(hb) = o.get::<Heartbeat>() {
-            let p = s.to_ep(vec![HeartbeatAck { params: hb.params }.into()]);
-            s.inject_from(o.remote, &p);
-        }
-    }
 }
 
 // ============================================================ 1. a packet is judged whole

@@ -26,16 +26,7 @@ pub const ALT: &str = "10.0.0.5:9899";
 pub fn two_confirmed_paths(cfg: AssociationConfig, seed: u64) -> (Script, SocketAddr) {
     let mut s = Script::server_with(cfg, seed);
     let alt: SocketAddr = ALT.parse().unwrap();
-    s.other_peer_ips.push(alt.ip());
-    let p = s.init_packet(s.init_chunk(vec![Param::from_address(alt.ip())]));
-    s.inject(&p);
-    let ack: InitAck = s.expect_chunk();
-    s.ep_tag = ack.initiate_tag;
-    s.ep_initial_tsn = ack.initial_tsn;
-    let cookie = ack.state_cookie().unwrap().clone();
-    s.send_chunks(vec![CookieEcho { cookie }.into()]);
-    s.assoc = s.ep.accept();
-    assert!(s.assoc.is_some(), "no association accepted");
+    establish_multihomed(&mut s, &[alt.ip()]);
     for _ in 0..50 {
         let outs = s.collect_until(s.t() + ms(100));
         answer_heartbeats(&mut s, &outs);
@@ -51,6 +42,22 @@ pub fn two_confirmed_paths(cfg: AssociationConfig, seed: u64) -> (Script, Socket
     assert_eq!(paths[1].remote, alt, "path B is the alternate address");
     s.events.clear();
     (s, alt)
+}
+
+/// An established association to a peer whose INIT listed `extra` addresses besides the
+/// one it sent from. Heartbeats to the extra addresses are not answered.
+pub fn establish_multihomed(s: &mut Script, extra: &[std::net::IpAddr]) {
+    s.other_peer_ips.extend_from_slice(extra);
+    let params = extra.iter().map(|a| Param::from_address(*a)).collect();
+    let p = s.init_packet(s.init_chunk(params));
+    s.inject(&p);
+    let ack: InitAck = s.expect_chunk();
+    s.ep_tag = ack.initiate_tag;
+    s.ep_initial_tsn = ack.initial_tsn;
+    let cookie = ack.state_cookie().unwrap().clone();
+    s.send_chunks(vec![CookieEcho { cookie }.into()]);
+    s.assoc = s.ep.accept();
+    assert!(s.assoc.is_some(), "no association accepted");
 }
 
 /// Answers every HEARTBEAT among `outs` from the address it went to.
