@@ -74,6 +74,18 @@ pub struct CmtConfig {
     pub sack_path: SackPath,
 }
 
+/// Which received chunks an NR-SACK acknowledges non-renegably (NR-SACK draft §4 lets the
+/// receiver choose when it gives up the right to renege).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NrSackPolicy {
+    /// Every chunk on receipt: braid never reneges, so the sender may free it at once.
+    #[default]
+    Received,
+    /// Ordered chunks only once their message is delivered (in order, complete); the INET
+    /// CMT-SCTP model of 001_*.txt did this, and it decides Fig. 4's σ for round-robin.
+    Delivered,
+}
+
 /// What receive-side buffer splitting divides among the n active paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReceiveSplit {
@@ -174,6 +186,8 @@ pub struct AssociationConfig {
     pub rtx_policy: RtxPolicy,
     /// Offer NR-SACK (chunk 0x10) and use it when the peer offers it too.
     pub nr_sack: bool,
+    /// Which received chunks our NR-SACKs acknowledge non-renegably.
+    pub nr_sack_policy: NrSackPolicy,
     /// Stream scheduler of the sender (changeable at run time).
     pub stream_scheduler: SchedulerKind,
     /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* is the path of stream *i*;
@@ -218,6 +232,7 @@ impl Default for AssociationConfig {
             cc: CongestionControl::Reno,
             rtx_policy: RtxPolicy::default(),
             nr_sack: true,
+            nr_sack_policy: NrSackPolicy::Received,
             stream_scheduler: SchedulerKind::default(),
             stream_paths: Vec::new(),
             path_pairing: PathPairing::ByIndex,

@@ -26,7 +26,7 @@ pub mod trace;
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
 pub use config::{
     AssociationConfig, BufferSplitting, CmtConfig, ConfigError, CongestionControl, EndpointConfig,
-    PathPairing, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind, UnknownName,
+    NrSackPolicy, PathPairing, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind, UnknownName,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};
 pub use event::{CloseReason, Event, IcmpError, SendError};

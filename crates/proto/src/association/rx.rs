@@ -5,9 +5,11 @@ use braid_wire::chunk::{Data, ErrorChunk, ForwardTsn, GapAckBlock, Sack};
 use braid_wire::{Chunk, ErrorCause};
 
 use super::{Association, State};
+use crate::config::NrSackPolicy;
 use crate::event::{CloseReason, Event};
 use crate::path::PathId;
 use crate::recv::reassembly::Fragment;
+use crate::recv::undelivered::Undelivered;
 use crate::serial::{tsn_gt, tsn_le};
 use crate::time::Instant;
 use crate::timer::Timer;
@@ -35,6 +37,8 @@ pub(super) struct SackState {
     last_rwnd: usize,
     /// A Readable event is outstanding (not yet followed by a drained queue).
     readable_signalled: bool,
+    /// Chunks not yet NR-acknowledged ([`NrSackPolicy::Delivered`]).
+    undelivered: Undelivered,
 }
 
 impl Association {
@@ -92,6 +96,12 @@ impl Association {
         }
         let had_gaps = self.tsn_map.has_gaps();
         self.tsn_map.insert(tsn);
+        if self.features.nr_sack
+            && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
+            && !d.unordered
+        {
+            self.sack.undelivered.insert(tsn, d.stream_id, d.ssn);
+        }
         // A payload much smaller than its datagram is copied if it is held as it is, so held
         // memory stays within twice the bytes charged to the window.
         let compact = len < COPY_BELOW || len * 2 < self.rx_datagram_len;
@@ -196,12 +206,21 @@ impl Association {
         self.sack.last_rwnd = a_rwnd;
         self.stats.sacks_sent += 1;
         if self.features.nr_sack {
-            // braid never reneges (RFC 9260 §6.2 allows it; we do not), so every block is
-            // non-renegable and the sender may free it at once.
+            // braid never reneges (RFC 9260 §6.2 allows it; we do not), so every block may be
+            // non-renegable; the Delivered policy holds back undelivered ordered chunks.
+            let cum = self.tsn_map.cum_tsn();
+            let nr_gap_blocks = match self.cfg.nr_sack_policy {
+                NrSackPolicy::Received => gap_blocks.clone(),
+                NrSackPolicy::Delivered => {
+                    let reasm = &self.reasm;
+                    self.sack.undelivered.prune(cum, |s| reasm.next_ssn(s));
+                    self.sack.undelivered.subtract(cum, &gap_blocks)
+                }
+            };
             return Chunk::NrSack(braid_wire::chunk::NrSack {
-                cum_tsn_ack: self.tsn_map.cum_tsn(),
+                cum_tsn_ack: cum,
                 a_rwnd: u32::try_from(a_rwnd).unwrap_or(u32::MAX),
-                nr_gap_blocks: gap_blocks.clone(),
+                nr_gap_blocks,
                 gap_blocks,
                 dup_tsns,
             });

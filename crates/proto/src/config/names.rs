@@ -7,8 +7,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{
-    BufferSplitting, CongestionControl, PathPairing, ReceiveSplit, RtxPolicy, SackPath,
-    SchedulerKind,
+    BufferSplitting, CongestionControl, NrSackPolicy, PathPairing, ReceiveSplit, RtxPolicy,
+    SackPath, SchedulerKind,
 };
 
 /// A name that is none of an enum's names.
@@ -96,6 +96,12 @@ impl ReceiveSplit {
     ];
 }
 
+impl NrSackPolicy {
+    /// Every NR-SACK policy with its name.
+    pub const NAMES: [(&'static str, Self); 2] =
+        [("received", Self::Received), ("delivered", Self::Delivered)];
+}
+
 impl SackPath {
     /// Every SACK path policy with its name.
     pub const NAMES: [(&'static str, Self); 4] = [
@@ -172,6 +178,7 @@ by_name!(BufferSplitting, "buffer splitting");
 by_name!(PathPairing, "path pairing");
 by_name!(ReceiveSplit, "receive split");
 by_name!(SackPath, "SACK path");
+by_name!(NrSackPolicy, "NR-SACK policy");
 by_name!(SchedulerKind, "stream scheduler");
 
 #[cfg(test)]
@@ -197,6 +204,7 @@ mod tests {
         round_trip(&PathPairing::NAMES);
         round_trip(&ReceiveSplit::NAMES);
         round_trip(&SackPath::NAMES);
+        round_trip(&NrSackPolicy::NAMES);
         round_trip(&SchedulerKind::NAMES);
     }
 

@@ -2,3 +2,4 @@
 
 pub(crate) mod reassembly;
 pub(crate) mod tsn_map;
+pub(crate) mod undelivered;

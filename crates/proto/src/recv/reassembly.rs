@@ -378,6 +378,12 @@ impl Reassembly {
         Some(msg)
     }
 
+    /// The next SSN `stream` expects: every ordered message below it was delivered (None
+    /// for a stream beyond the inbound streams).
+    pub(crate) fn next_ssn(&self, stream: u16) -> Option<u16> {
+        self.next_ssn.get(usize::from(stream)).copied()
+    }
+
     /// Whether [`Reassembly::pop`] would return a message.
     pub(crate) fn has_ready(&self) -> bool {
         !self.ready.is_empty()

@@ -1,0 +1,111 @@
+//! Which received chunks an NR-SACK may not yet call non-renegable under
+//! [`NrSackPolicy::Delivered`](crate::config::NrSackPolicy): ordered chunks above the
+//! cumulative TSN whose message has not reached the application (the INET CMT-SCTP model
+//! of 001_*.txt, which NR-acknowledges a message when it is pushed up; NR-SACK draft §4).
+
+use std::collections::BTreeMap;
+
+use braid_wire::chunk::GapAckBlock;
+
+use crate::serial::{ssn_lt, tsn_gt};
+
+/// Ordered chunks received above the cumulative TSN whose message is not yet delivered.
+#[derive(Debug, Default)]
+pub(crate) struct Undelivered {
+    /// TSN → (stream, SSN).
+    chunks: BTreeMap<u32, (u16, u16)>,
+}
+
+impl Undelivered {
+    /// An ordered chunk arrived.
+    pub(crate) fn insert(&mut self, tsn: u32, stream: u16, ssn: u16) {
+        self.chunks.insert(tsn, (stream, ssn));
+    }
+
+    /// Forgets chunks at or below `cum` and those whose stream has delivered past their SSN
+    /// (`next_ssn(stream)`: the stream's next expected SSN, None for an unknown stream).
+    pub(crate) fn prune(&mut self, cum: u32, next_ssn: impl Fn(u16) -> Option<u16>) {
+        self.chunks.retain(|&tsn, &mut (stream, ssn)| {
+            tsn_gt(tsn, cum) && next_ssn(stream).is_some_and(|n| !ssn_lt(ssn, n))
+        });
+    }
+
+    /// `gaps` (offsets from `cum`) without the offsets of undelivered chunks.
+    pub(crate) fn subtract(&self, cum: u32, gaps: &[GapAckBlock]) -> Vec<GapAckBlock> {
+        if self.chunks.is_empty() {
+            return gaps.to_vec();
+        }
+        let mut held: Vec<u32> = self
+            .chunks
+            .keys()
+            .map(|&t| t.wrapping_sub(cum))
+            .filter(|&o| o >= 1 && o <= u32::from(u16::MAX))
+            .collect();
+        // TSN order wraps at 2^32; offsets from cum do not.
+        held.sort_unstable();
+        let mut out = Vec::with_capacity(gaps.len());
+        let mut i = 0;
+        for b in gaps {
+            let (mut start, end) = (u32::from(b.start), u32::from(b.end));
+            while i < held.len() && held[i] < start {
+                i += 1;
+            }
+            while i < held.len() && held[i] <= end {
+                if held[i] > start {
+                    out.push(block(start, held[i] - 1));
+                }
+                start = held[i] + 1;
+                i += 1;
+            }
+            if start <= end {
+                out.push(block(start, end));
+            }
+        }
+        out
+    }
+}
+
+/// A gap block of offsets that fit (both come from blocks of u16 offsets).
+fn block(start: u32, end: u32) -> GapAckBlock {
+    GapAckBlock {
+        start: u16::try_from(start).unwrap_or(u16::MAX),
+        end: u16::try_from(end).unwrap_or(u16::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(start: u16, end: u16) -> GapAckBlock {
+        GapAckBlock { start, end }
+    }
+
+    #[test]
+    fn undelivered_chunks_are_cut_out_of_the_blocks() {
+        let cum = u32::MAX - 1; // offsets cross the TSN wrap
+        let mut u = Undelivered::default();
+        for off in [2u32, 3, 7] {
+            u.insert(cum.wrapping_add(off), 0, off as u16);
+        }
+        let gaps = [b(2, 4), b(6, 8), b(10, 10)];
+        assert_eq!(
+            u.subtract(cum, &gaps),
+            vec![b(4, 4), b(6, 6), b(8, 8), b(10, 10)]
+        );
+    }
+
+    #[test]
+    fn delivered_and_cumulatively_acked_chunks_are_forgotten() {
+        let mut u = Undelivered::default();
+        u.insert(10, 0, 5);
+        u.insert(11, 1, 9);
+        u.insert(12, 1, 10);
+        // Stream 1 delivered SSN 9 (next expected 10); TSN 10 is now cumulatively acked.
+        u.prune(10, |s| Some(if s == 1 { 10 } else { 5 }));
+        assert_eq!(u.subtract(10, &[b(1, 2)]), vec![b(1, 1)]);
+        // A stream the receiver does not know: nothing is waiting for it.
+        u.prune(10, |_| None);
+        assert_eq!(u.subtract(10, &[b(1, 2)]), vec![b(1, 2)]);
+    }
+}
