@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write as _};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -209,6 +210,9 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
     }
     if s.warmup.0 >= s.duration.0 {
         return err("warmup must be shorter than the duration".into());
+    }
+    if s.start_jitter.0 >= s.duration.0 {
+        return err("start_jitter must be shorter than the duration".into());
     }
     let prob = |v: f64| (0.0..=1.0).contains(&v);
     for (i, p) in s.paths.iter().enumerate() {
@@ -421,6 +425,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         cc: a.cc.unwrap_or(d.cc),
         rtx_policy: a.rtx_policy.unwrap_or(d.rtx_policy),
         nr_sack: a.nr_sack.unwrap_or(d.nr_sack),
+        nr_sack_policy: a.nr_sack_policy.unwrap_or(d.nr_sack_policy),
         stream_scheduler: a.stream_scheduler.unwrap_or(d.stream_scheduler),
         stream_paths: stream_path_indices(s),
         ..d
@@ -481,6 +486,8 @@ enum Ev {
     Sample,
     /// A time-series row.
     Series,
+    /// A host connects its association (a scenario with `start_jitter`).
+    Connect(HostId),
 }
 
 /// Everything one run simulates.
@@ -516,6 +523,10 @@ struct World<'s> {
     traces: Vec<Option<TraceFiles>>,
     /// The first error writing a trace (reported when the run ends).
     trace_error: Option<std::io::Error>,
+    /// Connections still to make: (host, when, local, remote).
+    connects: Vec<(HostId, Instant, SocketAddr, SocketAddr)>,
+    /// A connection that failed after time 0 (reported when the run ends).
+    connect_error: Option<SimError>,
 }
 
 /// One host's trace files: `DIR/a-assoc-ID.jsonl` for host A, `b-…` for B, and so on.
@@ -588,14 +599,19 @@ impl<'s> World<'s> {
             .iter()
             .all(|s| matches!(s.kind, SourceKind::Transfer { .. }))
             && s.bottleneck.as_ref().is_none_or(|b| b.competing_flows == 0);
-        let connect = |h: &mut Host, local, remote| -> Result<(), SimError> {
-            let id =
-                h.ep.connect(Instant::ZERO, local, remote, RECEIVER_PORT)
-                    .map_err(|e| SimError::Scenario(e.to_string()))?;
-            h.assoc = Some(id);
-            Ok(())
+        // Start times come from their own stream of the seed: the endpoints' seeds, and so
+        // every run without `start_jitter`, stay as they were.
+        let mut starts = ChaCha8Rng::seed_from_u64(opts.seed);
+        starts.set_stream(1 << 41);
+        let mut start = || {
+            let j = s.start_jitter.0;
+            if j.is_zero() {
+                Instant::ZERO
+            } else {
+                Instant::from_duration(j.mul_f64(crate::link::uniform(&mut starts)))
+            }
         };
-        connect(&mut a, a_addr(0), b_addr(0))?;
+        let mut connects = vec![(HOST_A, start(), a_addr(0), b_addr(0))];
         let mut hosts = vec![a, b];
         let competing = s.bottleneck.as_ref().map_or(0, |b| b.competing_flows);
         // A competing sender fills whole packets of the first path's MTU.
@@ -618,7 +634,12 @@ impl<'s> World<'s> {
             c.sources
                 .push(Source::new(SourceKind::Saturated, 0, 1, full, false));
             d.sink = Some(Sink::default());
-            connect(&mut c, competing_sender_addr(k), competing_receiver_addr(k))?;
+            connects.push((
+                hosts.len(),
+                start(),
+                competing_sender_addr(k),
+                competing_receiver_addr(k),
+            ));
             hosts.push(c);
             hosts.push(d);
         }
@@ -663,7 +684,7 @@ impl<'s> World<'s> {
             t.push('\n');
             t
         });
-        Ok(Self {
+        let mut w = Self {
             s,
             q: EventQueue::new(),
             metrics: Metrics::new(warmup, n, competing as usize),
@@ -689,7 +710,35 @@ impl<'s> World<'s> {
             fault_seen: 0,
             traces,
             trace_error: None,
-        })
+            connects,
+            connect_error: None,
+        };
+        let now: Vec<HostId> = w
+            .connects
+            .iter()
+            .filter(|c| c.1 == Instant::ZERO)
+            .map(|c| c.0)
+            .collect();
+        for h in now {
+            w.connect(h)?;
+        }
+        Ok(w)
+    }
+
+    /// Host `h` connects the association listed for it in `connects`.
+    fn connect(&mut self, h: HostId) -> Result<(), SimError> {
+        let now = self.q.now();
+        let Some(i) = self.connects.iter().position(|c| c.0 == h) else {
+            return Ok(());
+        };
+        let (_, _, local, remote) = self.connects.swap_remove(i);
+        let host = &mut self.hosts[h];
+        let id = host
+            .ep
+            .connect(now, local, remote, RECEIVER_PORT)
+            .map_err(|e| SimError::Scenario(e.to_string()))?;
+        host.assoc = Some(id);
+        Ok(())
     }
 
     fn run(&mut self) {
@@ -701,6 +750,9 @@ impl<'s> World<'s> {
         }
         for (i, (_, src)) in self.topo.background.iter().enumerate() {
             self.q.schedule(src.first(), Ev::Background(i));
+        }
+        for &(h, t, _, _) in &self.connects {
+            self.q.schedule(t, Ev::Connect(h));
         }
         for (i, src) in self.hosts[HOST_A].sources.iter().enumerate() {
             if let Some(t) = src.first_tick() {
@@ -737,6 +789,12 @@ impl<'s> World<'s> {
                         host.ep.handle_timeout(now);
                         self.service(h);
                     }
+                }
+                Ev::Connect(h) => {
+                    if let Err(e) = self.connect(h) {
+                        self.connect_error.get_or_insert(e);
+                    }
+                    self.service(h);
                 }
                 Ev::Tick(i) => {
                     if let Some(next) = self.hosts[HOST_A].sources[i].tick(now) {
@@ -1061,6 +1119,9 @@ impl<'s> World<'s> {
     }
 
     fn finish(mut self, opts: &RunOptions) -> Result<RunResult, SimError> {
+        if let Some(e) = self.connect_error.take() {
+            return Err(e);
+        }
         for h in 0..self.traces.len() {
             self.drain_trace(h);
         }

@@ -6,7 +6,8 @@
 //! [`Scenario`] per sweep point, each of which [`crate::run::run`] simulates once per seed.
 
 use braid_proto::{
-    BufferSplitting, CongestionControl, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind,
+    BufferSplitting, CongestionControl, NrSackPolicy, ReceiveSplit, RtxPolicy, SackPath,
+    SchedulerKind,
 };
 use serde::Deserialize;
 
@@ -26,6 +27,11 @@ pub struct Scenario {
     /// Seeds (runs) per sweep point.
     #[serde(default = "default_seeds")]
     pub seeds: u32,
+    /// Each association's sender connects at a time drawn uniformly from [0, `start_jitter`)
+    /// with the run's seed, so that runs with different seeds start in different phases
+    /// (default 0: every association connects at time 0 and seeds vary only random losses).
+    #[serde(default)]
+    pub start_jitter: Dur,
     /// Carry SCTP in UDP (RFC 6951): 8 more bytes per packet. Default: SCTP over IPv4
     /// directly, as in the papers' setups.
     #[serde(default)]
@@ -61,10 +67,14 @@ pub struct Scenario {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SqinfoPolicy {
-    /// Top up any stream with fewer than `traffic::SQINFO_QUEUE_MESSAGES` messages queued.
-    #[default]
+    /// Top up any stream with fewer than `traffic::SQINFO_QUEUE_MESSAGES` messages queued
+    /// (braid's earlier, invented policy; kept for comparison).
     Messages,
-    /// Keep each stream's buffered bytes (queued and unacknowledged) within σ/streams.
+    /// Keep each stream's buffered bytes (queued and unacknowledged) within σ/streams: the
+    /// byte count SCTP_SQINFO reports (draft-dreibholz-tsvwg-sctpsocket-sqinfo). The default:
+    /// it reproduces 001_*.txt Fig. 7 where `Messages` does not (the reproduction report's
+    /// Assumptions table).
+    #[default]
     Bytes,
 }
 
@@ -281,6 +291,10 @@ pub struct AssociationSpec {
     pub rtx_policy: Option<RtxPolicy>,
     /// Offer and use NR-SACK.
     pub nr_sack: Option<bool>,
+    /// What the receiver's NR-SACKs acknowledge non-renegably: `received` (every chunk on
+    /// receipt, the default) or `delivered` (ordered chunks once their message is delivered,
+    /// the INET CMT-SCTP model of 001_*.txt).
+    pub nr_sack_policy: Option<NrSackPolicy>,
     /// Per-path shares of the send buffer, the peer's window, or both: `none`, `send`,
     /// `receive`, `both`.
     pub buffer_splitting: Option<BufferSplitting>,

@@ -18,8 +18,10 @@
 //!
 //! A saturated source writes its streams in strict round-robin order, retrying the same
 //! stream while the send buffer is full (the plain socket API of 001_*.txt §6.2), or, with
-//! `sender_queue_info`, tops up whichever stream has fewer than [`SQINFO_QUEUE_MESSAGES`]
-//! messages queued (the sender queue info extension, draft-dreibholz-tsvwg-sctpsocket-sqinfo).
+//! `sender_queue_info` (the sender queue info extension, draft-dreibholz-tsvwg-sctpsocket-sqinfo),
+//! writes whichever stream has the fewest buffered bytes while they stay within σ/streams
+//! ([`SqinfoPolicy::Bytes`]), or the fewest queued messages while fewer than
+//! [`SQINFO_QUEUE_MESSAGES`] ([`SqinfoPolicy::Messages`]).
 
 use std::ops::Range;
 use std::time::Duration;

@@ -207,8 +207,8 @@ fn sqinfo_in_bytes_keeps_the_slow_stream_from_taking_the_buffer() {
         let mut t = text
             .replace("duration = \"319s\"", "duration = \"40s\"")
             .replace(
-                "sender_queue_info = true",
-                &format!("sender_queue_info = true\nsqinfo_policy = \"{policy}\""),
+                "sqinfo_policy = \"bytes\"",
+                &format!("sqinfo_policy = \"{policy}\""),
             );
         t.truncate(t.find("[sweep]").unwrap());
         t.push_str(

@@ -1,0 +1,502 @@
+//! The report of `braid reproduce cmt-scheduling`: the method, the assumptions and their
+//! effect, every number and claim of 001_*.txt with its verdict, and the plots.
+
+use std::fmt::Write as _;
+
+use super::cmt::{self, BUF, DELAY_B, FIG6_RATES, NRSACK, RATE_B, SCHED, SQINFO};
+use super::verdict::{Verdict, departure};
+use super::{
+    CMT_DEPARTURES, CMT_SCHEDULING, QUICK_MEASUREMENT, QUICK_SEEDS, QUICK_WARMUP, ReproduceOptions,
+    Results, display_kib,
+};
+use crate::plot::{self, Chart, PlotSpec, Series};
+use crate::runner::SummaryFile;
+use crate::sweep::display_value;
+
+/// A chart of one or more metrics, one curve per (variant, metric): each variant fixes every
+/// swept key but `x`.
+fn compose(
+    summary: &SummaryFile,
+    title: &str,
+    y_label: &str,
+    metrics: &[(&str, &str)],
+    variants: &[(Vec<(&str, &str)>, String)],
+) -> Result<Chart, plot::PlotError> {
+    let mut chart: Option<Chart> = None;
+    let mut series = Vec::new();
+    for (fix, vlabel) in variants {
+        for (metric, mlabel) in metrics {
+            let spec = PlotSpec {
+                x: BUF.into(),
+                y: (*metric).into(),
+                curves: None,
+                fix: fix
+                    .iter()
+                    .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                    .collect(),
+                title: None,
+            };
+            let c = plot::prepare(summary, &spec)?;
+            let label = if mlabel.is_empty() {
+                vlabel.clone()
+            } else {
+                format!("{vlabel}, {mlabel}")
+            };
+            series.extend(c.series.iter().map(|s| Series {
+                label: Some(label.clone()),
+                points: s.points.clone(),
+            }));
+            chart.get_or_insert(c);
+        }
+    }
+    let mut c = chart.ok_or_else(|| plot::PlotError::Spec("nothing to plot".into()))?;
+    c.title = title.into();
+    // Keep the unit the plot module chose for the σ axis (KiB, or MiB when σ reaches 1 MiB).
+    let unit = c
+        .x_label
+        .rfind('(')
+        .map_or_else(|| "(KiB)".to_string(), |i| c.x_label[i..].to_string());
+    c.x_label = format!("σ = send buffer = receive buffer {unit}");
+    c.y_label = y_label.into();
+    c.series = series;
+    Ok(c)
+}
+
+/// The charts of 001_*.txt Fig. 4–7: (file name, chart).
+pub(super) fn cmt_charts(r: &Results) -> Result<Vec<(String, Chart)>, plot::PlotError> {
+    let mut out = Vec::new();
+    let scheds = [("rr", "RR"), ("fixed", "Fixed")];
+    if let Some(s) = r.summary("fig4") {
+        let mut variants = Vec::new();
+        for (sc, name) in scheds {
+            for d in ["10ms", "50ms", "75ms"] {
+                variants.push((vec![(SCHED, sc), (DELAY_B, d)], format!("{name}, δB = {d}")));
+            }
+        }
+        out.push((
+            "fig4-throughput.png".into(),
+            compose(
+                s,
+                "Fig. 4: throughput on dissimilar delay paths",
+                "goodput (Mbit/s)",
+                &[("goodput_mbps", "")],
+                &variants,
+            )?,
+        ));
+        for st in 0..2 {
+            out.push((
+                format!("fig5-stream{st}-delay.png"),
+                compose(
+                    s,
+                    &format!("Fig. 5: mean message delay of stream {st}"),
+                    "mean message delay (ms)",
+                    &[(&format!("stream{st}_msg_delay_ms_mean"), "")],
+                    &variants,
+                )?,
+            ));
+        }
+    }
+    if let Some(s) = r.summary("fig6") {
+        for rate in ["25Mbit/s", "50Mbit/s"] {
+            let mut variants = Vec::new();
+            for (sc, name) in scheds {
+                for (q, qn) in [("false", "w/o sqinfo"), ("true", "with sqinfo")] {
+                    variants.push((
+                        vec![(SCHED, sc), (SQINFO, q), (RATE_B, rate)],
+                        format!("{name} {qn}"),
+                    ));
+                }
+            }
+            out.push((
+                format!("fig6-rhoB-{}.png", rate.trim_end_matches("Mbit/s")),
+                compose(
+                    s,
+                    &format!("Fig. 6: per-stream goodput, ρB = {rate}"),
+                    "goodput (Mbit/s)",
+                    &[
+                        ("stream0_goodput_mbps", "stream 0"),
+                        ("stream1_goodput_mbps", "stream 1"),
+                    ],
+                    &variants,
+                )?,
+            ));
+        }
+    }
+    if let Some(s) = r.summary("fig7") {
+        let mut variants = Vec::new();
+        for (sc, name) in scheds {
+            for (n, nn) in [("true", "NR-SACK"), ("false", "no NR-SACK")] {
+                variants.push((vec![(SCHED, sc), (NRSACK, n)], format!("{name}, {nn}")));
+            }
+        }
+        out.push((
+            "fig7-throughput.png".into(),
+            compose(
+                s,
+                "Fig. 7: seven streams over three paths: throughput",
+                "goodput (Mbit/s)",
+                &[("goodput_mbps", "")],
+                &variants,
+            )?,
+        ));
+        out.push((
+            "fig7-delay.png".into(),
+            compose(
+                s,
+                "Fig. 7: seven streams over three paths: mean message delay",
+                "mean message delay (ms)",
+                &[("msg_delay_ms_mean", "")],
+                &variants,
+            )?,
+        ));
+    }
+    Ok(out)
+}
+
+/// The assumptions where 001_*.txt is silent: (scenario key, what the paper's INET model
+/// does, what the alternatives mean).
+const ASSUMPTIONS: [(&str, &str); 8] = [
+    (
+        "traffic.0.sqinfo_policy",
+        "how the application reads sender queue info: `bytes` keeps each stream's buffered \
+         bytes ≤ σ/streams (what SCTP_SQINFO reports), `messages` tops up streams with < 8 \
+         queued messages",
+    ),
+    (
+        "association.nr_sack_policy",
+        "what an NR-SACK acknowledges non-renegably: an ordered chunk once its message is \
+         delivered (`delivered`, INET's pushUlp), or every chunk on receipt (`received`)",
+    ),
+    (
+        "association.receive_split",
+        "receive-side buffer splitting divides the peer's INIT a_rwnd (`initial-window`) or \
+         its current window, rwnd + outstanding (`current-window`)",
+    ),
+    (
+        "association.sack_path",
+        "where a lone SACK goes: the quickest path DATA came in on since the last SACK, the \
+         first (INET's \"standard\"), the last (RFC 9260 §6.4), or the primary",
+    ),
+    (
+        "association.rtx_policy",
+        "the path of a retransmission (RTX-SSTHRESH, the CMT paper's recommendation; INET: a \
+         fast retransmit on the chunk's path, a timeout's on the next active path)",
+    ),
+    (
+        "association.max_burst",
+        "Max.Burst counts packets of new data per path between SACKs or T3s (RFC 9260 §6.1)",
+    ),
+    (
+        "association.buffer_splitting",
+        "send- and receive-side buffer splitting (001 §5: on)",
+    ),
+    (
+        "start_jitter",
+        "each run's association connects at a time uniform in [0, start_jitter) drawn from \
+         its seed: the only thing seeds vary, as no link loses packets at random",
+    ),
+];
+
+/// The value figure file `id` gives `key` (`traffic.0.x` reads the first `[[traffic]]`).
+fn file_value(id: &str, key: &str) -> String {
+    let Some(fig) = CMT_SCHEDULING.iter().find(|f| f.id == id) else {
+        return "?".into();
+    };
+    let Ok(t) = fig.text.parse::<toml::Table>() else {
+        return "?".into();
+    };
+    let mut v: Option<&toml::Value> = None;
+    for part in key.split('.') {
+        v = match v {
+            None => t.get(part),
+            Some(toml::Value::Table(tt)) => tt.get(part),
+            Some(toml::Value::Array(a)) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Some(_) => None,
+        };
+        // `[[traffic]]` is an array: traffic.0 is its first table.
+        if v.is_none() {
+            break;
+        }
+    }
+    v.map_or_else(|| "(default)".into(), display_value)
+}
+
+/// The fig7-assumptions points with every key of `at`, as a Fig. 7 summary.
+fn assumption_variant(r: &Results, at: &[(&str, String)]) -> Option<Results> {
+    let s = r.summary("fig7-assumptions")?;
+    let points = s
+        .points
+        .iter()
+        .filter(|p| super::matches(&p.params, at))
+        .cloned()
+        .collect();
+    Some(Results {
+        summaries: vec![(
+            "fig7",
+            SummaryFile {
+                points,
+                ..s.clone()
+            },
+        )],
+    })
+}
+
+/// The "Assumptions" section: each key's value, and the Fig. 7 numbers and claims with each
+/// alternative value (the others as chosen).
+fn assumptions_section(md: &mut String, r: &Results) {
+    let _ = writeln!(
+        md,
+        "## Assumptions where the paper is silent\n\n\
+         Each is a scenario key (`scenarios/README.md`) with the value the figure files give it.\n"
+    );
+    let _ = writeln!(md, "| key | value | meaning |\n|---|---|---|");
+    for (key, meaning) in ASSUMPTIONS {
+        let _ = writeln!(
+            md,
+            "| `{key}` | `{}` | {meaning} |",
+            file_value("fig7", key)
+        );
+    }
+    let varied = [
+        ("traffic.0.sqinfo_policy", ["bytes", "messages", ""]),
+        ("association.nr_sack_policy", ["delivered", "received", ""]),
+        (
+            "association.receive_split",
+            ["current-window", "initial-window", ""],
+        ),
+        (
+            "association.sack_path",
+            ["first-data", "quickest", "last-data"],
+        ),
+    ];
+    if r.summary("fig7-assumptions").is_none() {
+        return;
+    }
+    let fig7_checks = |v: &Results| -> (Vec<super::Check>, Vec<super::Claim>) {
+        (
+            cmt::cmt_checks(v)
+                .into_iter()
+                .filter(|c| c.figure == "Fig. 7")
+                .collect(),
+            cmt::cmt_claims(v)
+                .into_iter()
+                .filter(|c| c.figure == "Fig. 7")
+                .collect(),
+        )
+    };
+    let _ = writeln!(
+        md,
+        "\nTheir effect on Fig. 7 (`scenarios/papers/cmt-fig7-assumptions.toml`): one key varied \
+         at a time, the others as above; the paper's numbers of §6.3 (means) and how many of \
+         its Fig. 7 numbers and claims hold.\n"
+    );
+    let mut header = String::from("| variant |");
+    let mut sep = String::from("|---|");
+    if let Some(v) = assumption_variant(r, &[]) {
+        for c in fig7_checks(&v).0 {
+            let m = if c.metric == "goodput_mbps" {
+                "Mbit/s"
+            } else {
+                "ms"
+            };
+            let _ = write!(header, " {}, {m} ({}) |", c.what, c.paper.show());
+            sep.push_str("---|");
+        }
+    }
+    let _ = writeln!(md, "{header} holds |\n{sep}---|");
+    for (key, values) in varied {
+        for value in values.iter().filter(|v| !v.is_empty()) {
+            let mut at: Vec<(&str, String)> = varied
+                .iter()
+                .map(|(k, _)| (*k, file_value("fig7", k)))
+                .collect();
+            if let Some(e) = at.iter_mut().find(|(k, _)| *k == key) {
+                e.1 = (*value).to_string();
+            }
+            let Some(v) = assumption_variant(r, &at) else {
+                continue;
+            };
+            let (checks, claims) = fig7_checks(&v);
+            let chosen = file_value("fig7", key) == *value;
+            let mut row = format!(
+                "| `{}` = `{value}`{} |",
+                key.rsplit('.').next().unwrap_or(key),
+                if chosen { " (used)" } else { "" }
+            );
+            let mut holds = 0;
+            for c in &checks {
+                let m = c.braid.map_or(f64::NAN, |s| s.mean);
+                let _ = write!(row, " {m:.2} |");
+                holds += usize::from(c.verdict() == Verdict::Holds);
+            }
+            holds += claims
+                .iter()
+                .filter(|c| c.verdict() == Verdict::Holds)
+                .count();
+            let _ = writeln!(md, "{row} {holds} of {} |", checks.len() + claims.len());
+        }
+    }
+}
+
+/// braid's RR per-stream goodput over σ in Fig. 6, where it reaches (ρA+ρB)/2.
+fn fig6_curve_section(md: &mut String, r: &Results) {
+    let Some(s) = r.summary("fig6") else {
+        return;
+    };
+    let _ = writeln!(
+        md,
+        "\n## Fig. 6: braid's round-robin curve\n\n\
+         The paper's reasoning (Equation (1) with the margin of its own 10/10 ms result) gives \
+         σ = {} KiB for ρB = 25 Mbit/s and {} KiB for 50 Mbit/s; the numbers above compare \
+         there. braid's RR stream 0 goodput (Mbit/s) over every σ run:\n",
+        cmt::fig6_sigma_kib(25.0),
+        cmt::fig6_sigma_kib(50.0)
+    );
+    for (rate, rho_b) in FIG6_RATES {
+        let target = 0.9 * cmt::payload_mbps((10.0 + rho_b) / 2.0);
+        let mut row = Vec::new();
+        let mut reached = None;
+        for p in &s.points {
+            let at = [(RATE_B, rate), (SCHED, "rr"), (SQINFO, "false")];
+            if !super::matches(&p.params, &at) {
+                continue;
+            }
+            let (Some(b), Some(g)) = (p.params.get(BUF), p.metrics.get("stream0_goodput_mbps"))
+            else {
+                continue;
+            };
+            let b = display_kib(&display_value(b));
+            if reached.is_none() && g.mean >= target {
+                reached = Some(b.clone());
+            }
+            row.push(format!("{b}: {:.2}", g.mean));
+        }
+        let _ = writeln!(
+            md,
+            "* ρB = {rho_b} Mbit/s: {}; 90 % of (ρA+ρB)/2 first at {}.",
+            row.join(", "),
+            reached.as_deref().unwrap_or("no σ run")
+        );
+    }
+}
+
+/// The markdown report: method, assumptions, the numbers and claims with their verdicts,
+/// Fig. 6's curve, the plots.
+pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# 001: Transmission Scheduling Optimizations for CMT — paper vs braid\n"
+    );
+    let (seeds, meas) = if opts.quick {
+        let sigmas: Vec<String> = CMT_SCHEDULING
+            .iter()
+            .map(|f| format!("{}: {}", f.id, f.quick_buffers.join(", ")))
+            .collect();
+        (
+            QUICK_SEEDS,
+            format!(
+                "{} s warm-up, {} s measurement, σ only at {} (quick run)",
+                QUICK_WARMUP.as_secs(),
+                QUICK_MEASUREMENT.as_secs(),
+                sigmas.join("; ")
+            ),
+        )
+    } else {
+        (
+            24,
+            "19 s warm-up, 300 s measurement, σ = 32…320 KiB (Fig. 6 up to 1 MiB; the \
+             assumptions study 6 seeds at 128 and 256 KiB)"
+                .into(),
+        )
+    };
+    let seeds = opts.seeds.unwrap_or(seeds);
+    let _ = writeln!(
+        md,
+        "Setup of 001_*.txt §5 (`scenarios/papers/cmt-fig*.toml`): {seeds} seeds per point, {meas}. \
+         Values are means over the seeds with the half-width of the 95 % confidence interval \
+         (Student's t with n − 1 degrees of freedom, t · s/√n). The seeds vary the association's \
+         start (`start_jitter`), heartbeat jitter and initial TSNs; no link loses packets at random, \
+         so runs differ only in phase and the intervals are small. Goodput counts user data (1452 of \
+         1500 bytes per packet). A number the paper states as \"around\" holds within ±{:.0} %, a \
+         bound holds when braid's mean satisfies it; a claim holds when the comparison stated with \
+         it is true of braid's means.\n",
+        super::TOLERANCE_PCT
+    );
+    let checks = cmt::cmt_checks(r);
+    let claims = cmt::cmt_claims(r);
+    let count = |vs: &[Verdict], v: Verdict| vs.iter().filter(|&&x| x == v).count();
+    let cv: Vec<Verdict> = checks.iter().map(|c| c.verdict()).collect();
+    let lv: Vec<Verdict> = claims.iter().map(|c| c.verdict()).collect();
+    let _ = writeln!(
+        md,
+        "**Summary:** of the paper's {} numbers, {} hold and {} depart; of its {} claims, {} hold \
+         and {} depart{}.\n",
+        checks.len(),
+        count(&cv, Verdict::Holds),
+        count(&cv, Verdict::Departs),
+        claims.len(),
+        count(&lv, Verdict::Holds),
+        count(&lv, Verdict::Departs),
+        match count(&cv, Verdict::NotRun) + count(&lv, Verdict::NotRun) {
+            0 => String::new(),
+            n => format!("; {n} not run"),
+        }
+    );
+    let why = |id: &str, v: Verdict| match (v, departure(CMT_DEPARTURES, id)) {
+        (Verdict::Departs, Some(reason)) => format!("**departs**: {reason}"),
+        (Verdict::Departs, None) => "**departs** (not explained)".into(),
+        (v, _) => v.word().into(),
+    };
+    let _ = writeln!(
+        md,
+        "## The paper's numbers\n\n\
+         | figure | data point | metric | paper | braid | deviation | verdict |\n\
+         |---|---|---|---|---|---|---|"
+    );
+    for c in &checks {
+        let (braid, dev) = match c.braid {
+            Some(s) if s.n > 0 => {
+                let ci = if s.ci95.is_nan() {
+                    String::new()
+                } else {
+                    format!(" ± {:.2}", s.ci95)
+                };
+                let dev = c
+                    .paper
+                    .deviation_pct(s.mean)
+                    .map_or("–".into(), |d| format!("{d:+.1} %"));
+                (format!("{:.2}{ci}", s.mean), dev)
+            }
+            _ => ("–".into(), "–".into()),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | `{}` | {} | {braid} | {dev} | {} |",
+            c.figure,
+            c.what,
+            c.metric,
+            c.paper.show(),
+            why(&c.id, c.verdict())
+        );
+    }
+    let _ = writeln!(md, "\n## The paper's claims\n");
+    for c in &claims {
+        let _ = writeln!(
+            md,
+            "* {}: {} ({}): {}",
+            c.figure,
+            c.statement,
+            c.values,
+            why(&c.id, c.verdict())
+        );
+    }
+    let _ = writeln!(md);
+    assumptions_section(&mut md, r);
+    fig6_curve_section(&mut md, r);
+    let _ = writeln!(md, "\n## Plots\n");
+    for p in plots {
+        let _ = writeln!(md, "![{p}]({p})");
+    }
+    md
+}

@@ -1,0 +1,224 @@
+//! What a paper says and whether braid agrees: a stated number with its tolerance
+//! ([`Expect`]), a data point ([`Check`]), a claim without a number ([`Claim`]), and the
+//! verdict ([`Verdict`]) the report prints and the quick test asserts.
+
+use crate::stats::Summary;
+
+/// How far a value may be from a number the paper states ("around", "nearly") and still
+/// hold: ±10 %.
+pub const TOLERANCE_PCT: f64 = 10.0;
+
+/// What the paper says about one value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Expect {
+    /// About this value (within [`TOLERANCE_PCT`]).
+    About(f64),
+    /// Below this value.
+    Below(f64),
+    /// Above this value.
+    Above(f64),
+    /// Within this range ("slightly above 5": more than 5, less than 6).
+    Between(f64, f64),
+}
+
+impl Expect {
+    /// Deviation of `v` from the paper in %, for a stated value.
+    pub fn deviation_pct(&self, v: f64) -> Option<f64> {
+        match *self {
+            Expect::About(p) if p != 0.0 => Some((v - p) / p * 100.0),
+            _ => None,
+        }
+    }
+
+    /// Whether `v` agrees with the paper.
+    pub fn holds(&self, v: f64) -> bool {
+        match *self {
+            Expect::About(_) => self
+                .deviation_pct(v)
+                .is_some_and(|d| d.abs() <= TOLERANCE_PCT),
+            Expect::Below(b) => v < b,
+            Expect::Above(b) => v > b,
+            Expect::Between(lo, hi) => v > lo && v < hi,
+        }
+    }
+
+    /// The paper's value as the report prints it.
+    pub fn show(&self) -> String {
+        match *self {
+            Expect::About(p) => format!("≈ {p}"),
+            Expect::Below(p) => format!("< {p}"),
+            Expect::Above(p) => format!("> {p}"),
+            Expect::Between(lo, hi) => format!("{lo} … {hi}"),
+        }
+    }
+}
+
+/// Whether braid agrees with the paper on a number or a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// It agrees (within the tolerance, or the claim's comparison is true).
+    Holds,
+    /// It does not.
+    Departs,
+    /// A value it needs was not run (a variant without that point).
+    NotRun,
+}
+
+impl Verdict {
+    /// The word the report prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Departs => "departs",
+            Verdict::NotRun => "not run",
+        }
+    }
+}
+
+/// One number the paper states, with braid's value.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// A stable name (`fig4/75ms/rr/full-sigma`): what [`departure`] looks up.
+    pub id: String,
+    /// The figure (`Fig. 4`).
+    pub figure: &'static str,
+    /// The curve and point in the paper's words.
+    pub what: String,
+    /// The metric compared (a metric of the summaries, or a quantity derived from them).
+    pub metric: String,
+    /// The paper's value.
+    pub paper: Expect,
+    /// braid's mean and 95 % CI over the seeds (None: the point was not run).
+    pub braid: Option<Summary>,
+}
+
+impl Check {
+    /// Holds when braid's mean agrees with [`Check::paper`].
+    pub fn verdict(&self) -> Verdict {
+        match self.braid {
+            Some(s) if s.n > 0 && !s.mean.is_nan() => {
+                if self.paper.holds(s.mean) {
+                    Verdict::Holds
+                } else {
+                    Verdict::Departs
+                }
+            }
+            _ => Verdict::NotRun,
+        }
+    }
+}
+
+/// A claim of the paper without a number of its own, computed from braid's means.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    /// A stable name, as [`Check::id`].
+    pub id: String,
+    /// The figure.
+    pub figure: &'static str,
+    /// The claim, and how braid's values decide it.
+    pub statement: String,
+    /// braid's values the decision used.
+    pub values: String,
+    /// The decision (None: a value was not run).
+    pub holds: Option<bool>,
+}
+
+impl Claim {
+    /// A claim decided by `holds` from `inputs`, not run if any input is NaN.
+    pub fn new(
+        id: String,
+        figure: &'static str,
+        statement: String,
+        values: String,
+        inputs: &[f64],
+        holds: bool,
+    ) -> Self {
+        let run = inputs.iter().all(|v| !v.is_nan());
+        Claim {
+            id,
+            figure,
+            statement,
+            values,
+            holds: run.then_some(holds),
+        }
+    }
+
+    /// The verdict.
+    pub fn verdict(&self) -> Verdict {
+        match self.holds {
+            Some(true) => Verdict::Holds,
+            Some(false) => Verdict::Departs,
+            None => Verdict::NotRun,
+        }
+    }
+}
+
+/// A known departure from the paper: the number or claim, and why braid differs.
+#[derive(Debug, Clone, Copy)]
+pub struct Departure {
+    /// [`Check::id`] or [`Claim::id`]; `*` matches any run of characters.
+    pub id: &'static str,
+    /// Why, in a few sentences (the report prints it).
+    pub reason: &'static str,
+}
+
+/// Whether `id` matches `pattern`, where `*` matches any run of characters.
+fn glob(pattern: &str, id: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == id,
+        Some((head, rest)) => {
+            id.starts_with(head)
+                && (0..=id.len() - head.len())
+                    .filter(|&i| id.is_char_boundary(head.len() + i))
+                    .any(|i| glob(rest, &id[head.len() + i..]))
+        }
+    }
+}
+
+/// The reason `departures` give for `id`, if any.
+pub fn departure(departures: &[Departure], id: &str) -> Option<&'static str> {
+    departures.iter().find(|d| glob(d.id, id)).map(|d| d.reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn about_holds_within_the_tolerance_only() {
+        let e = Expect::About(20.0);
+        assert!(e.holds(21.9) && e.holds(18.1));
+        assert!(!e.holds(22.1) && !e.holds(17.9));
+        assert!(!e.holds(f64::NAN));
+        assert!(Expect::Between(5.0, 6.0).holds(5.7));
+        assert!(!Expect::Between(5.0, 6.0).holds(4.9));
+    }
+
+    #[test]
+    fn a_claim_with_a_missing_value_is_not_run() {
+        let c = Claim::new(
+            "x".into(),
+            "Fig. 1",
+            "s".into(),
+            "v".into(),
+            &[1.0, f64::NAN],
+            true,
+        );
+        assert_eq!(c.verdict(), Verdict::NotRun);
+        let d = [Departure {
+            id: "fig6/*",
+            reason: "r",
+        }];
+        assert_eq!(departure(&d, "fig6/25/rr"), Some("r"));
+        assert_eq!(departure(&d, "fig7/x"), None);
+        assert!(glob(
+            "fig7/fixed/*/delay",
+            "fig7/fixed/nr-sack-true/128KiB/delay"
+        ));
+        assert!(!glob(
+            "fig7/fixed/*/delay",
+            "fig7/fixed/nr-sack-true/128KiB/goodput"
+        ));
+        assert!(glob("a*", "a") && !glob("a*b", "ab/c"));
+    }
+}
