@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use braid_sim::campaign::{self, Select, Shard};
 use braid_sim::load;
+use braid_sim::plot::timeseries::{self, TimeSeriesSpec};
 use braid_sim::plot::{self, PlotSpec, XAxis};
 use braid_sim::reproduce;
 use braid_sim::run::{self, RunOptions, RunResult};
@@ -85,15 +86,30 @@ pub(crate) enum SimCommand {
         #[arg(long)]
         out: PathBuf,
     },
-    /// Plot a metric of DIR/summary.json against a swept parameter, with 95 % confidence
-    /// bars; PNG or SVG by the output's extension.
+    /// Plot a metric of DIR/summary.json against a swept parameter (--x), with 95 %
+    /// confidence bars, or one run's time series against time (--timeseries); PNG or SVG by
+    /// the output's extension.
+    ///
+    /// Summary: `braid sim plot DIR --x association.send_buffer --y goodput_mbps --out g.png`.
+    ///
+    /// Time series (a scenario with a top-level `timeseries = "500ms"` makes `braid sim run`
+    /// write DIR/timeseries/point{P}-seed{S}.csv): `braid sim plot DIR --timeseries
+    /// point3-seed0 --y cwnd,srtt_ms --out cwnd.png`, or `--series FILE.csv` for any such
+    /// file. --y names columns: cwnd, ssthresh, rto_ms, flight_size, srtt_ms, cum_tsn,
+    /// send_buffered, recv_buffered, state, retransmissions, fast_retransmissions, timeouts.
+    /// One curve per path per column ("path A, cwnd (bytes)"); cum_tsn, send_buffered and
+    /// recv_buffered belong to the association and are drawn once; columns with different
+    /// units get panels of their own, one above the other.
     Plot {
-        /// The directory `braid sim run` wrote.
-        dir: PathBuf,
-        /// The swept parameter on the x axis (e.g. association.send_buffer).
+        /// The directory `braid sim run` wrote (not with --series).
+        #[arg(required_unless_present = "series", conflicts_with = "series")]
+        dir: Option<PathBuf>,
+        /// The swept parameter on the x axis (e.g. association.send_buffer); required unless
+        /// --timeseries or --series.
         #[arg(long)]
-        x: String,
-        /// The metric on the y axis (e.g. goodput_mbps).
+        x: Option<String>,
+        /// The metric on the y axis (e.g. goodput_mbps); with --timeseries or --series, the
+        /// columns, comma-separated (e.g. cwnd,srtt_ms).
         #[arg(long)]
         y: String,
         /// A swept parameter to draw one curve per value of.
@@ -102,7 +118,14 @@ pub(crate) enum SimCommand {
         /// Hold another swept parameter at one value: KEY=VALUE (repeatable).
         #[arg(long, value_parser = parse_fix)]
         fix: Vec<(String, String)>,
-        /// Plot title [default: the scenario's name].
+        /// Plot the time series of one run instead: DIR/timeseries/RUN.csv, RUN as
+        /// point{P}-seed{S} (e.g. point3-seed0).
+        #[arg(long, value_name = "RUN")]
+        timeseries: Option<String>,
+        /// Plot this time-series CSV file instead (no DIR).
+        #[arg(long, value_name = "FILE.csv", conflicts_with = "timeseries")]
+        series: Option<PathBuf>,
+        /// Plot title [default: the scenario's name; for a time series, the run].
         #[arg(long)]
         title: Option<String>,
         /// The image to write: FILE.png or FILE.svg.
@@ -181,9 +204,75 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
             y,
             curves,
             fix,
+            timeseries,
+            series,
             title,
             out,
         } => {
+            if timeseries.is_some() || series.is_some() {
+                let flag = if series.is_some() {
+                    "--series"
+                } else {
+                    "--timeseries"
+                };
+                let summary_only: Vec<&str> = [
+                    x.as_ref().map(|_| "--x"),
+                    curves.as_ref().map(|_| "--curves"),
+                    (!fix.is_empty()).then_some("--fix"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if !summary_only.is_empty() {
+                    return Err(format!(
+                        "{} cannot be used with {flag}: {} points of summary.json, \
+                         {flag} plots one run's time series against time",
+                        summary_only.join(", "),
+                        if summary_only.len() == 1 {
+                            "it chooses"
+                        } else {
+                            "they choose"
+                        }
+                    )
+                    .into());
+                }
+                let spec = TimeSeriesSpec {
+                    columns: y
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty())
+                        .map(String::from)
+                        .collect(),
+                    title,
+                };
+                let charts = match (&series, &timeseries, &dir) {
+                    (Some(file), _, _) => timeseries::plot_file(file, &spec, &out)?,
+                    (None, Some(run), Some(dir)) => timeseries::plot_run(dir, run, &spec, &out)?,
+                    _ => return Err("give the directory `braid sim run` wrote".into()),
+                };
+                let curves: usize = charts.iter().map(|c| c.series.len()).sum();
+                let points: usize = charts
+                    .iter()
+                    .flat_map(|c| &c.series)
+                    .map(|s| s.points.len())
+                    .sum();
+                println!(
+                    "wrote {}: {curves} curve{} in {} panel{}, {points} points",
+                    out.display(),
+                    if curves == 1 { "" } else { "s" },
+                    charts.len(),
+                    if charts.len() == 1 { "" } else { "s" },
+                );
+                return Ok(());
+            }
+            let (Some(dir), Some(x)) = (dir, x) else {
+                return Err(
+                    "say what to plot: --x PARAM for a metric of DIR/summary.json \
+                            against a swept parameter, or --timeseries point{P}-seed{S} (or \
+                            --series FILE.csv) for a run's time series"
+                        .into(),
+                );
+            };
             let spec = PlotSpec {
                 x,
                 y,

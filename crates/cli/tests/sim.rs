@@ -1,5 +1,5 @@
-//! `braid sim` as a subprocess: what a user sees for a scenario the simulator refuses, and
-//! the progress it reports.
+//! `braid sim` as a subprocess: what a user sees for a scenario the simulator refuses, the
+//! progress it reports, and plots of a run's time series (`sim plot --timeseries`).
 
 #![allow(clippy::unwrap_used)]
 
@@ -51,4 +51,144 @@ fn sim_run_reports_progress_in_lines_when_stderr_is_not_a_terminal() {
     // The last line says every run is done.
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("progress: 3/3 runs"), "{e}");
+}
+
+/// `braid` with `args` in `dir`.
+fn braid_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(BRAID)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn sim_plot_draws_a_runs_time_series_and_names_what_is_missing() {
+    let dir = std::env::temp_dir().join(format!("braid-cli-sim-{}-ts", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("ts.toml"),
+        "name = \"ts\"\nduration = \"2s\"\ntimeseries = \"100ms\"\n\
+         [[path]]\nname = \"A\"\nrate = \"5Mbit/s\"\ndelay = \"5ms\"\n\
+         [[path]]\nname = \"B\"\nrate = \"5Mbit/s\"\ndelay = \"20ms\"\n\
+         [association]\ncmt = true\n[[traffic]]\nkind = \"saturated\"\n",
+    )
+    .unwrap();
+    let o = braid_in(
+        &dir,
+        &["sim", "run", "ts.toml", "--out", "out", "--jobs", "1"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.join("out/timeseries/point0-seed0.csv").is_file());
+
+    let o = braid_in(
+        &dir,
+        &[
+            "sim",
+            "plot",
+            "out",
+            "--timeseries",
+            "point0-seed0",
+            "--y",
+            "cwnd,srtt_ms,cum_tsn",
+            "--out",
+            "cwnd.png",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    // cwnd and srtt per path, cum_tsn once; bytes, ms and TSNs in panels of their own.
+    assert!(text.contains("5 curves in 3 panels"), "{text}");
+    let png = std::fs::read(dir.join("cwnd.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+
+    // The same file by name, as SVG.
+    let o = braid_in(
+        &dir,
+        &[
+            "sim",
+            "plot",
+            "--series",
+            "out/timeseries/point0-seed0.csv",
+            "--y",
+            "flight_size",
+            "--out",
+            "flight.svg",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::metadata(dir.join("flight.svg")).unwrap().len() > 0);
+
+    // A run without a time series: the runs that have one are listed.
+    let o = braid_in(
+        &dir,
+        &[
+            "sim",
+            "plot",
+            "out",
+            "--timeseries",
+            "point1-seed0",
+            "--y",
+            "cwnd",
+            "--out",
+            "x.png",
+        ],
+    );
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("no run \"point1-seed0\""), "{e}");
+    assert!(e.contains("time series there: point0-seed0)"), "{e}");
+
+    // An unknown column: the valid ones are listed.
+    let o = braid_in(
+        &dir,
+        &[
+            "sim",
+            "plot",
+            "out",
+            "--timeseries",
+            "point0-seed0",
+            "--y",
+            "cwd",
+            "--out",
+            "x.png",
+        ],
+    );
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("no column \"cwd\""), "{e}");
+    assert!(e.contains("cwnd, ssthresh, rto_ms"), "{e}");
+
+    // Summary-plot options do not go with a time series; neither --x nor --timeseries is
+    // an error too.
+    let o = braid_in(
+        &dir,
+        &[
+            "sim",
+            "plot",
+            "out",
+            "--timeseries",
+            "point0-seed0",
+            "--x",
+            "path.A.delay",
+            "--y",
+            "cwnd",
+            "--out",
+            "x.png",
+        ],
+    );
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--x cannot be used with --timeseries"), "{e}");
+    let o = braid_in(
+        &dir,
+        &["sim", "plot", "out", "--y", "cwnd", "--out", "x.png"],
+    );
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("say what to plot: --x"), "{e}");
+    assert!(!dir.join("x.png").exists());
+
+    let _ = std::fs::remove_dir_all(&dir);
 }

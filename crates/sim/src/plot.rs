@@ -10,6 +10,11 @@
 //! Output: PNG or SVG by the file's extension, drawn with `plotters` without any system font:
 //! text is DejaVu Sans, embedded by the `dejavu` crate and rasterised by `ab_glyph`, so plots
 //! come out the same on every machine.
+//!
+//! [`timeseries`] plots one run's time series (`DIR/timeseries/point{P}-seed{S}.csv`)
+//! against time instead, drawn by the same code.
+
+pub mod timeseries;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -380,6 +385,20 @@ pub fn words(key: &str) -> String {
         "association.rtx_policy" => Some("Retransmission policy"),
         "association.buffer_splitting" => Some("Buffer splitting"),
         "traffic.0.sender_queue_info" => Some("Sender queue info"),
+        // Columns of a run's time series (run::TIMESERIES_HEADER).
+        "t_s" => Some("time"),
+        "cwnd" => Some("cwnd"),
+        "ssthresh" => Some("ssthresh"),
+        "rto_ms" => Some("RTO"),
+        "flight_size" => Some("flight size"),
+        "srtt_ms" => Some("smoothed RTT"),
+        "cum_tsn" => Some("cumulative TSN ack"),
+        "send_buffered" => Some("send buffer occupancy"),
+        "recv_buffered" => Some("receive buffer occupancy"),
+        "state" => Some("path state"),
+        "retransmissions" => Some("retransmissions"),
+        "fast_retransmissions" => Some("fast retransmissions"),
+        "timeouts" => Some("T3 timeouts"),
         _ => None,
     };
     if let Some(w) = known {
@@ -439,6 +458,13 @@ pub fn metric_unit(name: &str) -> Option<&'static str> {
 
 /// Draws `chart` into `out`: PNG (1024×640) or SVG by extension.
 pub fn render(chart: &Chart, out: &Path) -> Result<(), PlotError> {
+    render_panels(std::slice::from_ref(chart), out)
+}
+
+/// Draws `charts` one above the other into `out`, PNG or SVG by extension: one chart exactly
+/// as [`render`]; more are 400 pixels high each under the first chart's title, drawn once at
+/// the top (the others' titles are not shown).
+pub fn render_panels(charts: &[Chart], out: &Path) -> Result<(), PlotError> {
     let draw_err = |message: String| PlotError::Draw {
         path: out.to_path_buf(),
         message,
@@ -448,16 +474,25 @@ pub fn render(chart: &Chart, out: &Path) -> Result<(), PlotError> {
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let size = (1024, 640);
+    let size = match u32::try_from(charts.len()) {
+        Ok(0 | 1) => (1024, 640),
+        Ok(n) if n <= 16 => (1024, 48 + 400 * n),
+        _ => {
+            return Err(PlotError::Spec(format!(
+                "{} panels: at most 16 fit one image",
+                charts.len()
+            )));
+        }
+    };
     match ext.as_deref() {
         Some("png") => {
             let root = BitMapBackend::new(out, size).into_drawing_area();
-            draw(&root, chart).map_err(draw_err)?;
+            draw_panels(&root, charts).map_err(draw_err)?;
             root.present().map_err(|e| draw_err(e.to_string()))
         }
         Some("svg") => {
             let root = SVGBackend::new(out, size).into_drawing_area();
-            draw(&root, chart).map_err(draw_err)?;
+            draw_panels(&root, charts).map_err(draw_err)?;
             root.present().map_err(|e| draw_err(e.to_string()))
         }
         _ => Err(PlotError::Spec(format!(
@@ -476,7 +511,46 @@ fn register_font() -> Result<(), &'static str> {
     })
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+/// A tick value with an SI prefix (`1.25M`, `400k`).
+fn compact(v: f64) -> String {
+    let (scale, prefix) = match v.abs() {
+        a if a >= 1e9 => (1e9, "G"),
+        a if a >= 1e6 => (1e6, "M"),
+        a if a >= 1e3 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    format!("{}{prefix}", (v / scale * 1000.0).round() / 1000.0)
+}
+
+/// One chart with its title, or several one above the other under the first one's title.
+fn draw_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    charts: &[Chart],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    match charts {
+        [] => Err("nothing to draw".into()),
+        [one] => draw(root, one, true),
+        [first, ..] => {
+            let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+            root.fill(&WHITE).map_err(e)?;
+            let area = root.titled(&first.title, ("sans-serif", 24)).map_err(e)?;
+            for (a, c) in area.split_evenly((charts.len(), 1)).iter().zip(charts) {
+                draw(a, c, false)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Draws `chart` into `root`, with its title as the caption if `caption`.
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    caption: bool,
+) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
@@ -531,8 +605,11 @@ where
         y0 -= pad;
     }
 
-    let mut ctx = ChartBuilder::on(root)
-        .caption(&chart.title, ("sans-serif", 24))
+    let mut builder = ChartBuilder::on(root);
+    if caption && !chart.title.is_empty() {
+        builder.caption(&chart.title, ("sans-serif", 24));
+    }
+    let mut ctx = builder
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(72)
@@ -553,7 +630,13 @@ where
         }
         None => format!("{}", (v * 1e6).round() / 1e6),
     };
+    // Large values (bytes in a time series) in k, M or G, so that their ticks fit.
+    let big = y0.abs().max(y1.abs()) >= 1e5;
+    let y_fmt = |v: &f64| compact(*v);
     let mut mesh = ctx.configure_mesh();
+    if big {
+        mesh.y_label_formatter(&y_fmt);
+    }
     mesh.x_desc(chart.x_label.as_str())
         .y_desc(chart.y_label.as_str())
         .axis_desc_style(("sans-serif", 18))
@@ -602,7 +685,19 @@ where
                     + PathElement::new(shape, st)
             });
         }
-        let at = s.points.iter().map(|p| (p.x, p.mean));
+        // A marker on every point, or on about 20 of a long curve (a time series), shifted
+        // by a sample per curve so that coinciding curves still show each marker.
+        let every = if s.points.len() > 40 {
+            s.points.len().div_ceil(20)
+        } else {
+            1
+        };
+        let at = s
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| (k + i) % every == 0)
+            .map(|(_, p)| (p.x, p.mean));
         match i % 4 {
             0 => ctx.draw_series(at.map(|c| Circle::new(c, 4, color.filled()))),
             1 => ctx.draw_series(at.map(|c| TriangleMarker::new(c, 6, color.filled()))),

@@ -48,7 +48,9 @@ pub struct Scenario {
     /// Traffic sources of the measured association.
     #[serde(rename = "traffic", default)]
     pub traffic: Vec<TrafficSpec>,
-    /// Record a time series (cwnd, ssthresh, RTO, flight size per path...) every interval.
+    /// Record a time series (cwnd, ssthresh, RTO, flight size per path...) every interval
+    /// (`braid sim run`: DIR/timeseries/point{P}-seed{S}.csv; `braid sim plot --timeseries`
+    /// draws it).
     #[serde(default)]
     pub timeseries: Option<Dur>,
     /// Write a pcap of one path's forward link.
