@@ -40,30 +40,41 @@ pub(super) const FIG6_RATES: [(&str, f64); 2] = [("25Mbit/s", 25.0), ("50Mbit/s"
 pub const CMT_DEPARTURES: &[Departure] = &[
     Departure {
         id: "fig6/*/rr/*",
-        reason: "braid's RR stays near 2 × ρA at the σ of Equation (1) and reaches \
-                 (ρA+ρB)/2 only at 640 KiB–1 MiB (the curve below). Path A's cwnd grows to its \
-                 send-buffer share σ/2 and fills A's bottleneck queue; B's chunks then wait at \
-                 the receiver for A's, and with NR-SACK on delivery they hold B's share too. \
-                 Why the paper's INET runs avoid this is not established.",
+        reason: "with FIFO queues of 100 packets (150 KB), path A's queue is deeper than its \
+                 σ/2 buffer share at every σ ≤ 320 KiB, so A's cwnd grows without a loss until \
+                 buffer splitting stops it and A's RTT rises to about σ/(2ρA) (43 ms at \
+                 128 KiB). B's chunks wait that long at the receiver for A's and keep B's equal \
+                 share occupied, so B carries no more than A. INET counts the shares and grows \
+                 cwnd by the same rules (SctpAssociationSendAll.cc, SctpCcFunctions.cc); with a \
+                 10-packet queue on A braid's RR reaches 16.8 and 26.5 Mbit/s per stream at \
+                 320 KiB, so the paper's result implies a shorter effective queue on A than its \
+                 text states.",
     },
     Departure {
         id: "fig6/50/sqinfo/*",
-        reason: "path B carries 40 Mbit/s at σ = 320 KiB without a loss: stream 1's queued \
-                 and outstanding bytes are held to σ/2 by both the application's contingent \
-                 (σ/streams) and the sender's share (σ/2), which at B's measured RTT allows \
-                 about 40 Mbit/s; 47 Mbit/s at 640 KiB. Not confirmed against INET.",
+        reason: "the same standing queue on path A (162 KB in flight, 134 ms RTT at 320 KiB) \
+                 leaves B at most σ/2 of window and buffer: at B's 32 ms RTT that is about \
+                 40 Mbit/s, no loss. INET's sender queue info counts unsent bytes only; that \
+                 rule, measured in braid, starves B further (9.7 Mbit/s at 192–320 KiB).",
     },
     Departure {
         id: "fig7/fixed/*/delay",
-        reason: "braid's delay is the mean over all messages. The send buffer is full; path \
-                 A's and B's streams see about 33 ms and path C's stream 133 ms (σ = 128 KiB \
-                 with NR-SACK). The paper's value needs more queueing per stream, or a mean \
-                 over streams (unweighted: 47 ms here); it does not say which.",
+        reason: "braid's delay is the mean over all messages, from hand-over to SCTP to \
+                 delivery (as NetPerfMeter stamps them). NetPerfMeter records one histogram per \
+                 stream and the paper's average over all streams is post-processing it does not \
+                 describe: the unweighted mean of the 7 streams' means is 47 ms for braid at \
+                 128 KiB with NR-SACK (paths A/B 33 ms, C 133 ms) and 114 ms at 256 KiB \
+                 without; neither reaches the paper's 60 and 150 ms.",
     },
 ];
 
 /// Every σ (in the order run) of the points of figure file `id` matching `at`, with `metric`.
-fn curve(r: &Results, id: &str, at: &[(&str, &str)], metric: &str) -> Vec<(u64, Summary)> {
+pub(super) fn curve(
+    r: &Results,
+    id: &str,
+    at: &[(&str, &str)],
+    metric: &str,
+) -> Vec<(u64, Summary)> {
     let Some(s) = r.summary(id) else {
         return Vec::new();
     };
@@ -85,7 +96,7 @@ fn curve(r: &Results, id: &str, at: &[(&str, &str)], metric: &str) -> Vec<(u64, 
 }
 
 /// The smallest σ (KiB) at which the curve reaches `level`, NaN if none does.
-fn first_sigma_at(points: &[(u64, Summary)], level: f64) -> f64 {
+pub(super) fn first_sigma_at(points: &[(u64, Summary)], level: f64) -> f64 {
     points
         .iter()
         .find(|(_, s)| s.mean >= level)

@@ -51,7 +51,7 @@ pub struct FigureFile {
 }
 
 /// The scenario files of 001_*.txt.
-pub const CMT_SCHEDULING: [FigureFile; 4] = [
+pub const CMT_SCHEDULING: [FigureFile; 5] = [
     FigureFile {
         id: "fig4",
         file: "scenarios/papers/cmt-fig4.toml",
@@ -76,6 +76,12 @@ pub const CMT_SCHEDULING: [FigureFile; 4] = [
         text: include_str!("../../../../scenarios/papers/cmt-fig7.toml"),
         // The two σ the paper quotes numbers at (§6.3).
         quick_buffers: &["128KiB", "256KiB"],
+    },
+    FigureFile {
+        id: "fig4-assumptions",
+        file: "scenarios/papers/cmt-fig4-assumptions.toml",
+        text: include_str!("../../../../scenarios/papers/cmt-fig4-assumptions.toml"),
+        quick_buffers: &["160KiB", "192KiB", "224KiB", "256KiB", "288KiB", "320KiB"],
     },
     FigureFile {
         id: "fig7-assumptions",
@@ -389,7 +395,11 @@ mod tests {
             let full = experiment(fig, false).unwrap();
             let quick = experiment(fig, true).unwrap();
             // The paper's 24 runs per point (§5); the assumptions study takes 6.
-            let seeds = if fig.id == "fig7-assumptions" { 6 } else { 24 };
+            let seeds = if fig.id.ends_with("-assumptions") {
+                6
+            } else {
+                24
+            };
             assert_eq!(full.seeds, seeds, "{}", fig.id);
             assert_eq!(quick.seeds, QUICK_SEEDS);
             let bufs = |e: &Experiment| {

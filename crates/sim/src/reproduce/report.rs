@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::cmt::{self, BUF, DELAY_B, FIG6_RATES, NRSACK, RATE_B, SCHED, SQINFO};
-use super::verdict::{Verdict, departure};
+use super::verdict::{Expect, Verdict, departure};
 use super::{
     CMT_DEPARTURES, CMT_SCHEDULING, QUICK_MEASUREMENT, QUICK_SEEDS, QUICK_WARMUP, ReproduceOptions,
     Results, display_kib,
@@ -221,9 +221,14 @@ fn file_value(id: &str, key: &str) -> String {
     v.map_or_else(|| "(default)".into(), display_value)
 }
 
-/// The fig7-assumptions points with every key of `at`, as a Fig. 7 summary.
-fn assumption_variant(r: &Results, at: &[(&str, String)]) -> Option<Results> {
-    let s = r.summary("fig7-assumptions")?;
+/// The points of figure file `from` with every key of `at`, as the summary of figure `as_id`.
+fn assumption_variant(
+    r: &Results,
+    from: &str,
+    as_id: &'static str,
+    at: &[(&str, String)],
+) -> Option<Results> {
+    let s = r.summary(from)?;
     let points = s
         .points
         .iter()
@@ -232,13 +237,97 @@ fn assumption_variant(r: &Results, at: &[(&str, String)]) -> Option<Results> {
         .collect();
     Some(Results {
         summaries: vec![(
-            "fig7",
+            as_id,
             SummaryFile {
                 points,
                 ..s.clone()
             },
         )],
     })
+}
+
+/// The variants of an assumptions study: the figure files' values, then each key of `keys`
+/// at each other value (the rest as chosen), then braid's defaults for all of them.
+fn variants(
+    keys: &[(&'static str, &[&'static str])],
+) -> Vec<(String, Vec<(&'static str, String)>)> {
+    let chosen: Vec<(&str, String)> = keys
+        .iter()
+        .map(|(k, _)| (*k, file_value("fig7", k)))
+        .collect();
+    let short = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let mut out = vec![("as the figure files (used)".to_string(), chosen.clone())];
+    for (key, values) in keys {
+        for value in values.iter().filter(|v| **v != file_value("fig7", key)) {
+            let mut at = chosen.clone();
+            if let Some(e) = at.iter_mut().find(|(k, _)| k == key) {
+                e.1 = (*value).to_string();
+            }
+            out.push((format!("`{}` = `{value}`", short(key)), at));
+        }
+    }
+    let defaults: Vec<(&str, String)> = keys
+        .iter()
+        .map(|(k, vs)| (*k, vs.last().copied().unwrap_or_default().to_string()))
+        .collect();
+    out.push(("braid's defaults for all".to_string(), defaults));
+    out
+}
+
+/// "Fig. 4: what decides round-robin's σ": the smallest σ at full rate per variant.
+fn fig4_assumptions_section(md: &mut String, r: &Results) {
+    if r.summary("fig4-assumptions").is_none() {
+        return;
+    }
+    // The last value of each list is braid's default.
+    let keys: [(&str, &[&str]); 3] = [
+        ("association.nr_sack_policy", &["delivered", "received"]),
+        (
+            "association.receive_split",
+            &["current-window", "initial-window"],
+        ),
+        (
+            "association.sack_path",
+            &["first-data", "last-data", "quickest"],
+        ),
+    ];
+    let _ = writeln!(
+        md,
+        "\n## Fig. 4: what decides round-robin's σ\n\n\
+         The smallest σ at which δB = 75 ms reaches full rate (≥ {:.0} % of {:.2} Mbit/s), per \
+         variant of the keys the INET model decides (`scenarios/papers/cmt-fig4-assumptions.toml`). \
+         The paper: Fixed 224 KiB, RR 288 KiB. With NR-SACK on receipt, path A's out-of-order \
+         chunks leave the send buffer at once, its cwnd grows and its queue fills until A is as \
+         slow as B: nothing is reordered and RR needs no more than Fixed.\n\n\
+         | variant | Fixed (KiB) | RR (KiB) | as the paper |\n|---|---|---|---|",
+        cmt::FULL_RATE_SHARE * 100.0,
+        cmt::payload_mbps(20.0)
+    );
+    for (label, at) in variants(&keys) {
+        let Some(v) = assumption_variant(r, "fig4-assumptions", "fig4", &at) else {
+            continue;
+        };
+        let sigma = |s| {
+            let c = cmt::curve(&v, "fig4", &[(DELAY_B, "75ms"), (SCHED, s)], "goodput_mbps");
+            cmt::first_sigma_at(&c, cmt::FULL_RATE_SHARE * cmt::payload_mbps(20.0))
+        };
+        let (f, rr) = (sigma("fixed"), sigma("rr"));
+        let show = |x: f64| {
+            if x.is_nan() {
+                "> 320".to_string()
+            } else {
+                format!("{x}")
+            }
+        };
+        let paper = Expect::About(224.0).holds(f) && Expect::About(288.0).holds(rr);
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {} | {} |",
+            show(f),
+            show(rr),
+            if paper { "yes" } else { "no" }
+        );
+    }
 }
 
 /// The "Assumptions" section: each key's value, and the Fig. 7 numbers and claims with each
@@ -257,22 +346,23 @@ fn assumptions_section(md: &mut String, r: &Results) {
             file_value("fig7", key)
         );
     }
-    let varied = [
-        ("traffic.0.sqinfo_policy", ["bytes", "messages", ""]),
-        ("association.nr_sack_policy", ["delivered", "received", ""]),
-        (
-            "association.receive_split",
-            ["current-window", "initial-window", ""],
-        ),
-        (
-            "association.sack_path",
-            ["first-data", "quickest", "last-data"],
-        ),
-    ];
     if r.summary("fig7-assumptions").is_none() {
         return;
     }
-    let fig7_checks = |v: &Results| -> (Vec<super::Check>, Vec<super::Claim>) {
+    // The last value of each list is braid's default.
+    let keys: [(&str, &[&str]); 4] = [
+        ("traffic.0.sqinfo_policy", &["messages", "bytes"]),
+        ("association.nr_sack_policy", &["delivered", "received"]),
+        (
+            "association.receive_split",
+            &["current-window", "initial-window"],
+        ),
+        (
+            "association.sack_path",
+            &["first-data", "last-data", "quickest"],
+        ),
+    ];
+    let fig7 = |v: &Results| -> (Vec<super::Check>, Vec<super::Claim>) {
         (
             cmt::cmt_checks(v)
                 .into_iter()
@@ -287,13 +377,13 @@ fn assumptions_section(md: &mut String, r: &Results) {
     let _ = writeln!(
         md,
         "\nTheir effect on Fig. 7 (`scenarios/papers/cmt-fig7-assumptions.toml`): one key varied \
-         at a time, the others as above; the paper's numbers of §6.3 (means) and how many of \
-         its Fig. 7 numbers and claims hold.\n"
+         at a time, the others as above; the paper's numbers of §6.3 (braid's means) and how \
+         many of its Fig. 7 numbers and claims hold.\n"
     );
     let mut header = String::from("| variant |");
     let mut sep = String::from("|---|");
-    if let Some(v) = assumption_variant(r, &[]) {
-        for c in fig7_checks(&v).0 {
+    if let Some(v) = assumption_variant(r, "fig7-assumptions", "fig7", &[]) {
+        for c in fig7(&v).0 {
             let m = if c.metric == "goodput_mbps" {
                 "Mbit/s"
             } else {
@@ -304,37 +394,23 @@ fn assumptions_section(md: &mut String, r: &Results) {
         }
     }
     let _ = writeln!(md, "{header} holds |\n{sep}---|");
-    for (key, values) in varied {
-        for value in values.iter().filter(|v| !v.is_empty()) {
-            let mut at: Vec<(&str, String)> = varied
-                .iter()
-                .map(|(k, _)| (*k, file_value("fig7", k)))
-                .collect();
-            if let Some(e) = at.iter_mut().find(|(k, _)| *k == key) {
-                e.1 = (*value).to_string();
-            }
-            let Some(v) = assumption_variant(r, &at) else {
-                continue;
-            };
-            let (checks, claims) = fig7_checks(&v);
-            let chosen = file_value("fig7", key) == *value;
-            let mut row = format!(
-                "| `{}` = `{value}`{} |",
-                key.rsplit('.').next().unwrap_or(key),
-                if chosen { " (used)" } else { "" }
-            );
-            let mut holds = 0;
-            for c in &checks {
-                let m = c.braid.map_or(f64::NAN, |s| s.mean);
-                let _ = write!(row, " {m:.2} |");
-                holds += usize::from(c.verdict() == Verdict::Holds);
-            }
-            holds += claims
-                .iter()
-                .filter(|c| c.verdict() == Verdict::Holds)
-                .count();
-            let _ = writeln!(md, "{row} {holds} of {} |", checks.len() + claims.len());
+    for (label, at) in variants(&keys) {
+        let Some(v) = assumption_variant(r, "fig7-assumptions", "fig7", &at) else {
+            continue;
+        };
+        let (checks, claims) = fig7(&v);
+        let mut row = format!("| {label} |");
+        let mut holds = 0;
+        for c in &checks {
+            let m = c.braid.map_or(f64::NAN, |s| s.mean);
+            let _ = write!(row, " {m:.2} |");
+            holds += usize::from(c.verdict() == Verdict::Holds);
         }
+        holds += claims
+            .iter()
+            .filter(|c| c.verdict() == Verdict::Holds)
+            .count();
+        let _ = writeln!(md, "{row} {holds} of {} |", checks.len() + claims.len());
     }
 }
 
@@ -406,7 +482,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
         (
             24,
             "19 s warm-up, 300 s measurement, σ = 32…320 KiB (Fig. 6 up to 1 MiB; the \
-             assumptions study 6 seeds at 128 and 256 KiB)"
+             assumptions studies 6 seeds: Fig. 7 at 128 and 256 KiB, Fig. 4 at δB = 75 ms)"
                 .into(),
         )
     };
@@ -493,6 +569,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
     }
     let _ = writeln!(md);
     assumptions_section(&mut md, r);
+    fig4_assumptions_section(&mut md, r);
     fig6_curve_section(&mut md, r);
     let _ = writeln!(md, "\n## Plots\n");
     for p in plots {
