@@ -214,6 +214,10 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
     if s.start_jitter.0 >= s.duration.0 {
         return err("start_jitter must be shorter than the duration".into());
     }
+    if !s.warmup.0.is_zero() && s.start_jitter.0 > s.warmup.0 {
+        // An association starting after the warm-up would put idle time into the measurement.
+        return err("start_jitter must not exceed the warmup".into());
+    }
     let prob = |v: f64| (0.0..=1.0).contains(&v);
     for (i, p) in s.paths.iter().enumerate() {
         if p.name.is_empty() || s.paths[..i].iter().any(|q| q.name == p.name) {

@@ -332,9 +332,9 @@ pub enum TrafficSpec {
         /// of writing the streams in strict round-robin order.
         #[serde(default)]
         sender_queue_info: bool,
-        /// How the application reads the queue info: `messages` (top up a stream with
-        /// fewer than 8 messages queued, the default) or `bytes` (keep each stream's
-        /// buffered bytes within σ/streams, what SCTP_SQINFO reports).
+        /// How the application reads the queue info: `bytes` (keep each stream's buffered
+        /// bytes within σ/streams, what SCTP_SQINFO reports; the default) or `messages` (top
+        /// up a stream with fewer than 8 messages queued, braid's earlier default).
         #[serde(default)]
         sqinfo_policy: SqinfoPolicy,
     },

@@ -214,7 +214,8 @@ impl Association {
                 NrSackPolicy::Delivered => {
                     let reasm = &self.reasm;
                     self.sack.undelivered.prune(cum, |s| reasm.next_ssn(s));
-                    self.sack.undelivered.subtract(cum, &gap_blocks)
+                    let max = self.cfg.max_gap_blocks;
+                    self.sack.undelivered.subtract(cum, &gap_blocks, max)
                 }
             };
             return Chunk::NrSack(braid_wire::chunk::NrSack {

@@ -30,10 +30,13 @@ impl Undelivered {
         });
     }
 
-    /// `gaps` (offsets from `cum`) without the offsets of undelivered chunks.
-    pub(crate) fn subtract(&self, cum: u32, gaps: &[GapAckBlock]) -> Vec<GapAckBlock> {
+    /// `gaps` (offsets from `cum`, sorted, disjoint) without the offsets of undelivered
+    /// chunks, at most `max` blocks: every held chunk can split a block, and leaving a block
+    /// out only keeps its chunks renegable, while an NR-SACK too large for a packet would
+    /// not be sent at all.
+    pub(crate) fn subtract(&self, cum: u32, gaps: &[GapAckBlock], max: usize) -> Vec<GapAckBlock> {
         if self.chunks.is_empty() {
-            return gaps.to_vec();
+            return gaps.iter().take(max).copied().collect();
         }
         let mut held: Vec<u32> = self
             .chunks
@@ -61,6 +64,7 @@ impl Undelivered {
                 out.push(block(start, end));
             }
         }
+        out.truncate(max);
         out
     }
 }
@@ -90,7 +94,7 @@ mod tests {
         }
         let gaps = [b(2, 4), b(6, 8), b(10, 10)];
         assert_eq!(
-            u.subtract(cum, &gaps),
+            u.subtract(cum, &gaps, 64),
             vec![b(4, 4), b(6, 6), b(8, 8), b(10, 10)]
         );
     }
@@ -103,9 +107,23 @@ mod tests {
         u.insert(12, 1, 10);
         // Stream 1 delivered SSN 9 (next expected 10); TSN 10 is now cumulatively acked.
         u.prune(10, |s| Some(if s == 1 { 10 } else { 5 }));
-        assert_eq!(u.subtract(10, &[b(1, 2)]), vec![b(1, 1)]);
+        assert_eq!(u.subtract(10, &[b(1, 2)], 64), vec![b(1, 1)]);
         // A stream the receiver does not know: nothing is waiting for it.
         u.prune(10, |_| None);
-        assert_eq!(u.subtract(10, &[b(1, 2)]), vec![b(1, 2)]);
+        assert_eq!(u.subtract(10, &[b(1, 2)], 64), vec![b(1, 2)]);
+    }
+
+    #[test]
+    fn every_other_chunk_held_cannot_grow_the_nr_sack_past_the_cap() {
+        // One gap block of 999 chunks, every other one undelivered: 499 pieces uncapped,
+        // an NR-SACK of about 2 KB that no 1500-byte packet can carry.
+        let mut u = Undelivered::default();
+        for off in (3..1000u32).step_by(2) {
+            u.insert(100 + off, 1, off as u16);
+        }
+        let nr = u.subtract(100, &[b(2, 1000)], 64);
+        assert_eq!(nr.len(), 64);
+        assert_eq!(nr[0], b(2, 2));
+        assert!(nr.windows(2).all(|w| w[0].end < w[1].start));
     }
 }

@@ -193,7 +193,8 @@ const ASSUMPTIONS: [(&str, &str); 8] = [
     (
         "start_jitter",
         "each run's association connects at a time uniform in [0, start_jitter) drawn from \
-         its seed: the only thing seeds vary, as no link loses packets at random",
+         its seed (with heartbeat jitter and initial TSNs what seeds vary, as no link loses \
+         packets at random here)",
     ),
 ];
 
@@ -449,7 +450,7 @@ fn fig6_curve_section(md: &mut String, r: &Results) {
         }
         let _ = writeln!(
             md,
-            "* ρB = {rho_b} Mbit/s: {}; 90 % of (ρA+ρB)/2 first at {}.",
+            "* ρB = {rho_b} Mbit/s: {}; 90 % of the payload rate of (ρA+ρB)/2 first at {}.",
             row.join(", "),
             reached.as_deref().unwrap_or("no σ run")
         );
@@ -532,6 +533,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
     );
     for c in &checks {
         let (braid, dev) = match c.braid {
+            Some(s) if s.mean.is_infinite() => ("not reached at any σ run".into(), "–".into()),
             Some(s) if s.n > 0 => {
                 let ci = if s.ci95.is_nan() {
                     String::new()
