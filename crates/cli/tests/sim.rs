@@ -120,74 +120,45 @@ fn sim_plot_draws_a_runs_time_series_and_names_what_is_missing() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::metadata(dir.join("flight.svg")).unwrap().len() > 0);
 
+    // Each refusal names what is wrong; `wants` are pieces of its message.
+    let refused = |args: &[&str], wants: &[&str]| {
+        let mut argv = vec!["sim", "plot", "out"];
+        argv.extend_from_slice(args);
+        argv.extend_from_slice(&["--out", "x.png"]);
+        let o = braid_in(&dir, &argv);
+        assert!(!o.status.success(), "{argv:?} succeeded");
+        let e = String::from_utf8_lossy(&o.stderr);
+        for w in wants {
+            assert!(e.contains(w), "{argv:?}: {e}");
+        }
+    };
     // A run without a time series: the runs that have one are listed.
-    let o = braid_in(
-        &dir,
+    refused(
+        &["--timeseries", "point1-seed0", "--y", "cwnd"],
         &[
-            "sim",
-            "plot",
-            "out",
-            "--timeseries",
-            "point1-seed0",
-            "--y",
-            "cwnd",
-            "--out",
-            "x.png",
+            "no run \"point1-seed0\"",
+            "time series there: point0-seed0)",
         ],
     );
-    assert!(!o.status.success());
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("no run \"point1-seed0\""), "{e}");
-    assert!(e.contains("time series there: point0-seed0)"), "{e}");
-
     // An unknown column: the valid ones are listed.
-    let o = braid_in(
-        &dir,
-        &[
-            "sim",
-            "plot",
-            "out",
-            "--timeseries",
-            "point0-seed0",
-            "--y",
-            "cwd",
-            "--out",
-            "x.png",
-        ],
+    refused(
+        &["--timeseries", "point0-seed0", "--y", "cwd"],
+        &["no column \"cwd\"", "cwnd, ssthresh, rto_ms"],
     );
-    assert!(!o.status.success());
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("no column \"cwd\""), "{e}");
-    assert!(e.contains("cwnd, ssthresh, rto_ms"), "{e}");
-
     // Summary-plot options do not go with a time series; neither --x nor --timeseries is
     // an error too.
-    let o = braid_in(
-        &dir,
+    refused(
         &[
-            "sim",
-            "plot",
-            "out",
             "--timeseries",
             "point0-seed0",
             "--x",
             "path.A.delay",
             "--y",
             "cwnd",
-            "--out",
-            "x.png",
         ],
+        &["--x cannot be used with --timeseries"],
     );
-    assert!(!o.status.success());
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("--x cannot be used with --timeseries"), "{e}");
-    let o = braid_in(
-        &dir,
-        &["sim", "plot", "out", "--y", "cwnd", "--out", "x.png"],
-    );
-    assert!(!o.status.success());
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("say what to plot: --x"), "{e}");
+    refused(&["--y", "cwnd"], &["say what to plot: --x"]);
     assert!(!dir.join("x.png").exists());
 
     let _ = std::fs::remove_dir_all(&dir);
