@@ -662,27 +662,12 @@ where
         }
         .map_err(e)?;
         if let Some(label) = &s.label {
-            let marker = i % 4;
             line.label(label.as_str()).legend(move |(x, y)| {
-                // The curve's colour and its marker, drawn as a path (one element type).
-                let st = ShapeStyle::from(&color).stroke_width(2);
-                let shape: Vec<(i32, i32)> = match marker {
-                    0 => vec![
-                        (6, -3),
-                        (10, -5),
-                        (14, -3),
-                        (14, 3),
-                        (10, 5),
-                        (6, 3),
-                        (6, -3),
-                    ],
-                    1 => vec![(5, 4), (10, -5), (15, 4), (5, 4)],
-                    2 => vec![(6, -4), (14, 4), (10, 0), (14, -4), (6, 4)],
-                    _ => vec![(6, -4), (14, -4), (14, 4), (6, 4), (6, -4)],
-                };
+                let (area, outline) = Marker::of(i, color).at_offset((10, 0));
                 EmptyElement::at((x, y))
-                    + PathElement::new(vec![(0, 0), (20, 0)], st)
-                    + PathElement::new(shape, st)
+                    + PathElement::new(vec![(0, 0), (20, 0)], style)
+                    + area
+                    + outline
             });
         }
         // A marker on every point, or on about 20 of a long curve (a time series), shifted
@@ -698,15 +683,26 @@ where
             .enumerate()
             .filter(|(k, _)| (k + i) % every == 0)
             .map(|(_, p)| (p.x, p.mean));
-        match i % 4 {
-            0 => ctx.draw_series(at.map(|c| Circle::new(c, 4, color.filled()))),
-            1 => ctx.draw_series(at.map(|c| TriangleMarker::new(c, 6, color.filled()))),
-            2 => ctx.draw_series(at.map(|c| Cross::new(c, 5, style))),
-            _ => ctx.draw_series(at.map(|c| Circle::new(c, 5, style))),
-        }
+        let marker = Marker::of(i, color);
+        ctx.draw_series(at.map(|c| {
+            let (area, outline) = marker.at_offset((0, 0));
+            EmptyElement::at(c) + area + outline
+        }))
         .map_err(e)?;
-        ctx.draw_series(s.points.iter().filter(|p| p.ci95.is_finite()).map(|p| {
-            ErrorBar::new_vertical(p.x, p.mean - p.ci95, p.mean, p.mean + p.ci95, style, 10)
+        // The 95 % confidence bars: a vertical line with caps (plotters' ErrorBar would also
+        // draw a dot at the mean, hiding the curve's own marker).
+        let bars = s
+            .points
+            .iter()
+            .filter(|p| p.ci95.is_finite() && p.ci95 > 0.0);
+        ctx.draw_series(bars.clone().map(|p| {
+            PathElement::new(vec![(p.x, p.mean - p.ci95), (p.x, p.mean + p.ci95)], style)
+        }))
+        .map_err(e)?;
+        ctx.draw_series(bars.flat_map(|p| {
+            [p.mean - p.ci95, p.mean + p.ci95].map(|y| {
+                EmptyElement::at((p.x, y)) + PathElement::new(vec![(-5, 0), (5, 0)], style)
+            })
         }))
         .map_err(e)?;
     }
@@ -720,4 +716,64 @@ where
             .map_err(e)?;
     }
     Ok(())
+}
+
+/// The marker of curve `i`: one of six shapes, filled or hollow, drawn the same on the curve
+/// and in the legend so that each curve's legend entry shows what its points look like.
+struct Marker {
+    /// The outline, in pixels around the point.
+    shape: &'static [(i32, i32)],
+    /// Filled (else only the outline).
+    filled: bool,
+    color: RGBAColor,
+}
+
+impl Marker {
+    /// Six shapes × the three dash patterns of the lines: 6 curves differ in both.
+    const SHAPES: [(&'static [(i32, i32)], bool); 6] = [
+        (
+            &[
+                (-4, -2),
+                (-2, -4),
+                (2, -4),
+                (4, -2),
+                (4, 2),
+                (2, 4),
+                (-2, 4),
+                (-4, 2),
+            ],
+            true,
+        ),
+        (&[(-5, 4), (0, -5), (5, 4)], true),
+        (&[(0, -5), (5, 0), (0, 5), (-5, 0)], false),
+        (&[(-4, -4), (4, -4), (4, 4), (-4, 4)], false),
+        (&[(-5, -4), (5, -4), (0, 5)], false),
+        (&[(-4, -4), (4, -4), (4, 4), (-4, 4)], true),
+    ];
+
+    fn of(i: usize, color: RGBAColor) -> Self {
+        let (shape, filled) = Self::SHAPES[i % Self::SHAPES.len()];
+        Marker {
+            shape,
+            filled,
+            color,
+        }
+    }
+
+    /// The marker as pixel elements offset by `(dx, dy)` from the anchor: its fill (clear
+    /// for a hollow marker) and its outline.
+    fn at_offset(&self, (dx, dy): (i32, i32)) -> (Polygon<(i32, i32)>, PathElement<(i32, i32)>) {
+        let mut pts: Vec<(i32, i32)> = self.shape.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
+        let fill = if self.filled {
+            self.color.filled()
+        } else {
+            self.color.mix(0.0).filled()
+        };
+        let area = Polygon::new(pts.clone(), fill);
+        pts.push(pts[0]);
+        (
+            area,
+            PathElement::new(pts, ShapeStyle::from(&self.color).stroke_width(2)),
+        )
+    }
 }
