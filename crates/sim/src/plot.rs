@@ -718,6 +718,9 @@ where
     Ok(())
 }
 
+/// A marker's fill and outline, in pixels around its anchor.
+type MarkerParts = (Polygon<(i32, i32)>, PathElement<(i32, i32)>);
+
 /// The marker of curve `i`: one of six shapes, filled or hollow, drawn the same on the curve
 /// and in the legend so that each curve's legend entry shows what its points look like.
 struct Marker {
@@ -762,7 +765,7 @@ impl Marker {
 
     /// The marker as pixel elements offset by `(dx, dy)` from the anchor: its fill (clear
     /// for a hollow marker) and its outline.
-    fn at_offset(&self, (dx, dy): (i32, i32)) -> (Polygon<(i32, i32)>, PathElement<(i32, i32)>) {
+    fn at_offset(&self, (dx, dy): (i32, i32)) -> MarkerParts {
         let mut pts: Vec<(i32, i32)> = self.shape.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
         let fill = if self.filled {
             self.color.filled()
