@@ -22,8 +22,8 @@ pub(crate) fn wall_clock() -> Instant {
 pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     start: Instant,
-    /// Last line printed, and the phase (figure) it was about.
-    last: Mutex<(Instant, String)>,
+    /// Last line printed, the phase (figure) it was about, and when that phase began.
+    last: Mutex<(Instant, String, Instant)>,
 }
 
 impl Progress {
@@ -44,7 +44,7 @@ impl Progress {
         Self {
             bar,
             start,
-            last: Mutex::new((start, String::new())),
+            last: Mutex::new((start, String::new(), start)),
         }
     }
 
@@ -57,6 +57,7 @@ impl Progress {
         let new_phase = last.1 != phase;
         if new_phase {
             last.1 = phase.to_string();
+            last.2 = wall_clock();
         }
         if let Some(b) = &self.bar {
             if new_phase {
@@ -72,8 +73,10 @@ impl Progress {
         }
         last.0 = now;
         let elapsed = now - self.start;
+        // The ETA of this phase from its own pace (phases differ in cost per run).
+        let in_phase = now - last.2;
         let eta = (done > 0 && done < total)
-            .then(|| elapsed.mul_f64((total - done) as f64 / done as f64))
+            .then(|| in_phase.mul_f64((total - done) as f64 / done as f64))
             .map_or_else(String::new, |d| format!(", ETA {:.0} s", d.as_secs_f64()));
         let phase = if phase.is_empty() {
             String::new()
