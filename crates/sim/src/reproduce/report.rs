@@ -315,7 +315,9 @@ fn fig4_assumptions_section(md: &mut String, r: &Results) {
         let (f, rr) = (sigma("fixed"), sigma("rr"));
         let show = |x: f64| {
             if x.is_nan() {
-                "> 320".to_string()
+                "not run".to_string()
+            } else if x.is_infinite() {
+                "> largest σ run".to_string()
             } else {
                 format!("{x}")
             }
