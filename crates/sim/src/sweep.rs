@@ -129,6 +129,19 @@ pub fn resolve(root: &Item, key: &str) -> Result<Target, String> {
     Ok(Target { steps, added })
 }
 
+/// The value `key` addresses in `root` (as [`resolve`] reads keys: `path.A.delay`,
+/// `traffic.0.streams`), None if the tree does not have it.
+pub fn get<'a>(root: &'a Item, key: &str) -> Option<&'a Item> {
+    let target = resolve(root, key).ok()?;
+    if !target.added.is_empty() {
+        return None;
+    }
+    target.steps.iter().try_fold(root, |item, step| match step {
+        Step::Key(k) => item.get(k.as_str()),
+        Step::Index(i) => item.get(*i),
+    })
+}
+
 /// Sets the value at `target` (from [`resolve`] on the same tree) to `value`.
 pub fn apply(root: &mut Item, target: &Target, value: Item) -> Result<(), String> {
     let mut cur = root;
@@ -269,5 +282,23 @@ mod tests {
             ]
         );
         assert!(cartesian(&[2, 0]).is_empty());
+    }
+
+    #[test]
+    fn get_reads_keys_as_sweeps_address_them() {
+        let doc: toml_edit::DocumentMut =
+            "[[path]]\nname = \"A\"\ndelay = \"5ms\"\n[[traffic]]\nstreams = 2\n"
+                .parse()
+                .unwrap();
+        let root = doc.as_item();
+        let v = |k| {
+            get(root, k)
+                .and_then(|i| i.as_value())
+                .map(|v| v.to_string())
+        };
+        assert_eq!(v("path.A.delay").as_deref().map(str::trim), Some("\"5ms\""));
+        assert_eq!(v("traffic.0.streams").as_deref().map(str::trim), Some("2"));
+        assert_eq!(v("traffic.0.unordered"), None);
+        assert_eq!(v("path.B.delay"), None);
     }
 }

@@ -198,28 +198,22 @@ const ASSUMPTIONS: [(&str, &str); 8] = [
     ),
 ];
 
-/// The value figure file `id` gives `key` (`traffic.0.x` reads the first `[[traffic]]`).
+/// The value figure file `id` gives `key` (a sweep key: `traffic.0.x` reads the first
+/// `[[traffic]]`), as the summaries write values.
 fn file_value(id: &str, key: &str) -> String {
-    let Some(fig) = CMT_SCHEDULING.iter().find(|f| f.id == id) else {
+    let Some(doc) = CMT_SCHEDULING
+        .iter()
+        .find(|f| f.id == id)
+        .and_then(|f| f.text.parse::<toml_edit::DocumentMut>().ok())
+    else {
         return "?".into();
     };
-    let Ok(t) = fig.text.parse::<toml::Table>() else {
-        return "?".into();
-    };
-    let mut v: Option<&toml::Value> = None;
-    for part in key.split('.') {
-        v = match v {
-            None => t.get(part),
-            Some(toml::Value::Table(tt)) => tt.get(part),
-            Some(toml::Value::Array(a)) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
-            Some(_) => None,
-        };
-        // `[[traffic]]` is an array: traffic.0 is its first table.
-        if v.is_none() {
-            break;
-        }
+    match crate::sweep::get(doc.as_item(), key).and_then(|i| i.as_value()) {
+        Some(v) => v
+            .as_str()
+            .map_or_else(|| v.to_string().trim().to_string(), str::to_string),
+        None => "(default)".into(),
     }
-    v.map_or_else(|| "(default)".into(), display_value)
 }
 
 /// The points of figure file `from` with every key of `at`, as the summary of figure `as_id`.
@@ -247,19 +241,17 @@ fn assumption_variant(
     })
 }
 
-/// The variants of an assumptions study: the figure files' values, then each key of `keys`
-/// at each other value (the rest as chosen), then braid's defaults for all of them.
+/// The variants of an assumptions study: the values figure file `fig` gives `keys`, then each
+/// key at each other value (the rest as chosen), then braid's defaults for all of them.
 fn variants(
+    fig: &str,
     keys: &[(&'static str, &[&'static str])],
 ) -> Vec<(String, Vec<(&'static str, String)>)> {
-    let chosen: Vec<(&str, String)> = keys
-        .iter()
-        .map(|(k, _)| (*k, file_value("fig7", k)))
-        .collect();
+    let chosen: Vec<(&str, String)> = keys.iter().map(|(k, _)| (*k, file_value(fig, k))).collect();
     let short = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
     let mut out = vec![("as the figure files (used)".to_string(), chosen.clone())];
     for (key, values) in keys {
-        for value in values.iter().filter(|v| **v != file_value("fig7", key)) {
+        for value in values.iter().filter(|v| **v != file_value(fig, key)) {
             let mut at = chosen.clone();
             if let Some(e) = at.iter_mut().find(|(k, _)| k == key) {
                 e.1 = (*value).to_string();
@@ -304,7 +296,7 @@ fn fig4_assumptions_section(md: &mut String, r: &Results) {
         cmt::FULL_RATE_SHARE * 100.0,
         cmt::payload_mbps(20.0)
     );
-    for (label, at) in variants(&keys) {
+    for (label, at) in variants("fig4", &keys) {
         let Some(v) = assumption_variant(r, "fig4-assumptions", "fig4", &at) else {
             continue;
         };
@@ -397,7 +389,7 @@ fn assumptions_section(md: &mut String, r: &Results) {
         }
     }
     let _ = writeln!(md, "{header} holds |\n{sep}---|");
-    for (label, at) in variants(&keys) {
+    for (label, at) in variants("fig7", &keys) {
         let Some(v) = assumption_variant(r, "fig7-assumptions", "fig7", &at) else {
             continue;
         };
