@@ -88,4 +88,19 @@ pub enum EncodeError {
         /// Encoded length, header included.
         len: usize,
     },
+    /// A field holds a value its wire encoding cannot carry (e.g. an LS-SCTP PID above 15),
+    /// or a list has a length the chunk does not allow.
+    #[error("{chunk}: {field} is {value}, must be in {min}..={max}")]
+    FieldOutOfRange {
+        /// Chunk type name.
+        chunk: &'static str,
+        /// Field name.
+        field: &'static str,
+        /// The value given.
+        value: u32,
+        /// Smallest legal value.
+        min: u32,
+        /// Largest legal value.
+        max: u32,
+    },
 }

@@ -49,6 +49,8 @@ impl ParamType {
     pub const PADDING: Self = Self(0x8005);
     /// Supported Extensions (RFC 5061 §4.2.7).
     pub const SUPPORTED_EXTENSIONS: Self = Self(0x8008);
+    /// Load-Sharing-Supported (LS-SCTP, Abd El Al et al. 2004 §4.6; braid's code).
+    pub const LOAD_SHARING_SUPPORTED: Self = Self(0x80B0);
     /// Forward-TSN-Supported (RFC 3758 §3.1).
     pub const FORWARD_TSN_SUPPORTED: Self = Self(0xC000);
     /// Add IP Address (RFC 5061 §4.2.1).
@@ -142,6 +144,10 @@ pub enum Param {
     Padding(Bytes),
     /// Chunk types of the extensions the sender supports.
     SupportedExtensions(Vec<u8>),
+    /// The sender supports LS-SCTP load sharing and is willing to use it on this
+    /// association (Abd El Al et al. 2004 §4.6; the chunks are in
+    /// [`chunk::LsData`](crate::chunk::LsData) and its module).
+    LoadSharingSupported,
     /// The sender supports PR-SCTP (FORWARD-TSN).
     ForwardTsnSupported,
     /// RFC 5061: add an address to the association.
@@ -209,6 +215,7 @@ impl Param {
             Self::EcnCapable => ParamType::ECN_CAPABLE,
             Self::Padding(_) => ParamType::PADDING,
             Self::SupportedExtensions(_) => ParamType::SUPPORTED_EXTENSIONS,
+            Self::LoadSharingSupported => ParamType::LOAD_SHARING_SUPPORTED,
             Self::ForwardTsnSupported => ParamType::FORWARD_TSN_SUPPORTED,
             Self::AddIpAddress { .. } => ParamType::ADD_IP_ADDRESS,
             Self::DeleteIpAddress { .. } => ParamType::DELETE_IP_ADDRESS,
@@ -313,6 +320,10 @@ impl Param {
             }
             ParamType::PADDING => Self::Padding(value.clone()),
             ParamType::SUPPORTED_EXTENSIONS => Self::SupportedExtensions(value.to_vec()),
+            ParamType::LOAD_SHARING_SUPPORTED => {
+                r.expect_len(0)?;
+                Self::LoadSharingSupported
+            }
             ParamType::FORWARD_TSN_SUPPORTED => {
                 r.expect_len(0)?;
                 Self::ForwardTsnSupported
@@ -444,7 +455,9 @@ impl Param {
                 put_u16(out, *new_streams);
                 put_u16(out, 0);
             }
-            Self::EcnCapable | Self::ForwardTsnSupported => put_tlv_header(out, ty, 0),
+            Self::EcnCapable | Self::ForwardTsnSupported | Self::LoadSharingSupported => {
+                put_tlv_header(out, ty, 0)
+            }
             Self::SupportedExtensions(list) => {
                 put_tlv_header(out, ty, list.len());
                 out.extend_from_slice(list);
@@ -577,6 +590,7 @@ pub fn param_name(ty: ParamType) -> &'static str {
         ParamType::ECN_CAPABLE => "ECN Capable parameter",
         ParamType::PADDING => "Padding parameter",
         ParamType::SUPPORTED_EXTENSIONS => "Supported Extensions parameter",
+        ParamType::LOAD_SHARING_SUPPORTED => "Load-Sharing-Supported parameter",
         ParamType::FORWARD_TSN_SUPPORTED => "Forward-TSN-Supported parameter",
         ParamType::ADD_IP_ADDRESS => "Add IP Address parameter",
         ParamType::DELETE_IP_ADDRESS => "Delete IP Address parameter",

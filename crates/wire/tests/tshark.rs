@@ -1027,7 +1027,7 @@ fn param_fields(p: &Param, out: &mut Fields) -> usize {
             f.put("sctp.parameter_add_incoming_streams_reserved", 0);
             8
         }
-        Param::EcnCapable | Param::ForwardTsnSupported => 0,
+        Param::EcnCapable | Param::ForwardTsnSupported | Param::LoadSharingSupported => 0,
         Param::Padding(b) => {
             // Wireshark 4.0 does not know RFC 4820's Padding parameter: shown raw.
             f.bytes("sctp.parameter_value", b);

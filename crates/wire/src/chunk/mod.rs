@@ -17,6 +17,7 @@ mod forward_tsn;
 mod heartbeat;
 mod idata;
 mod init;
+mod ls;
 mod nr_sack;
 mod pad;
 mod reconfig;
@@ -32,6 +33,7 @@ pub use forward_tsn::{ForwardTsn, ForwardTsnStream, IForwardTsn, IForwardTsnStre
 pub use heartbeat::{Heartbeat, HeartbeatAck, HeartbeatChunk};
 pub use idata::{I_DATA_HEADER_LEN, IData};
 pub use init::{Init, InitAck, InitChunk};
+pub use ls::{LS_DATA_HEADER_LEN, LS_MAX_PID, LS_MAX_PSN, LsData, LsForwardPsn, LsSack};
 pub use nr_sack::NrSack;
 pub use pad::Pad;
 pub use reconfig::ReConfig;
@@ -97,6 +99,13 @@ impl ChunkType {
     pub const ASCONF: Self = Self(0xC1);
     /// I-FORWARD-TSN (RFC 8260 §2.3.1).
     pub const I_FORWARD_TSN: Self = Self(0xC2);
+    /// LS-DATA (LS-SCTP; braid's code, see [`LsData`]). Not a [`Chunk`] variant.
+    pub const LS_DATA: Self = Self(0xB0);
+    /// LS-SACK (LS-SCTP; braid's code, see [`LsSack`]). Not a [`Chunk`] variant.
+    pub const LS_SACK: Self = Self(0xB1);
+    /// LS-FORWARD-PSN (braid's addition to LS-SCTP, see [`LsForwardPsn`]). Not a [`Chunk`]
+    /// variant.
+    pub const LS_FORWARD_PSN: Self = Self(0xB2);
 
     /// What RFC 9260 §3.2 says to do with this type if it is not recognized.
     pub const fn unrecognized_action(self) -> UnrecognizedAction {
@@ -119,6 +128,12 @@ pub trait ChunkBody: Sized {
     fn flags(&self) -> u8 {
         0
     }
+    /// Checks that every field fits its wire encoding. [`encode_value`](Self::encode_value)
+    /// cannot fail, so types whose fields are wider than their wire fields (the LS-SCTP
+    /// chunks) check them here; [`RawChunk::try_from_body`] calls it. Default: always `Ok`.
+    fn validate(&self) -> std::result::Result<(), EncodeError> {
+        Ok(())
+    }
     /// Appends the value (no header, no trailing padding).
     fn encode_value(&self, out: &mut Vec<u8>);
 }
@@ -140,7 +155,15 @@ impl RawChunk {
         (self.chunk_type == T::TYPE).then(|| T::decode(self.flags, &self.value))
     }
 
-    /// Frames an extension chunk for sending.
+    /// Frames an extension chunk for sending, after [`ChunkBody::validate`]: an
+    /// out-of-range field is an error rather than a corrupted chunk.
+    pub fn try_from_body<T: ChunkBody>(body: &T) -> std::result::Result<Self, EncodeError> {
+        body.validate()?;
+        Ok(Self::from_body(body))
+    }
+
+    /// Frames an extension chunk for sending, without [`ChunkBody::validate`]: for types
+    /// that can hold out-of-range fields, prefer [`try_from_body`](Self::try_from_body).
     pub fn from_body<T: ChunkBody>(body: &T) -> Self {
         let mut v = Vec::new();
         body.encode_value(&mut v);
