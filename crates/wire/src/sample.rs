@@ -1,5 +1,9 @@
 //! Sample packets: one per chunk type braid speaks, with every parameter and error cause
 //! type used at least once. They feed the CLI demo, the Wireshark cross-check and benches.
+//!
+//! The LS-SCTP chunks ([`LsData`], [`LsSack`], [`LsForwardPsn`]) are not [`Chunk`]
+//! variants: their samples are [`Chunk::Unknown`] chunks framed with
+//! [`RawChunk::try_from_body`], as braid's core sends them.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -25,6 +29,11 @@ fn packet(chunk: impl Into<Chunk>) -> Packet {
 
 fn b(s: &'static [u8]) -> Bytes {
     Bytes::from_static(s)
+}
+
+/// An LS-SCTP chunk framed for sending (its values are in range).
+fn ls<T: ChunkBody>(c: &T) -> RawChunk {
+    RawChunk::try_from_body(c).expect("sample LS-SCTP chunk in range")
 }
 
 /// An ASCONF request parameter as the TLV an RFC 5061 refusal cause carries.
@@ -106,6 +115,7 @@ pub fn every_chunk_type() -> Vec<(&'static str, Packet)> {
                         Param::EcnCapable,
                         Param::SupportedExtensions(vec![0x10, 0x40, 0x82, 0xc0, 0xc1, 0x80, 0xc2]),
                         Param::ForwardTsnSupported,
+                        Param::LoadSharingSupported,
                         Param::AdaptationLayerIndication(0x0102_0304),
                         Param::Padding(Bytes::from(vec![0; 6])),
                         Param::Unknown {
@@ -379,6 +389,40 @@ pub fn every_chunk_type() -> Vec<(&'static str, Packet)> {
                     },
                 ],
             }),
+        ),
+        (
+            "LS-DATA (0xB0)",
+            packet(ls(&LsData {
+                asn: 9000,
+                pid: 3,
+                psn: 4095,
+                stream_id: 2,
+                ssn: 8,
+                ppid: 51,
+                unordered: false,
+                beginning: true,
+                ending: true,
+                immediate: false,
+                user_data: b(b"load-shared message"),
+            })),
+        ),
+        (
+            "LS-SACK (0xB1)",
+            packet(ls(&LsSack {
+                pid: 3,
+                cum_asn: 8999,
+                a_rwnd: 60_000,
+                timestamp: 0x0001_e240,
+                cum_psn: 4090,
+                gap_blocks: vec![GapAckBlock { start: 2, end: 4 }],
+                dup_psns: vec![4089],
+            })),
+        ),
+        (
+            "LS-FORWARD-PSN (0xB2)",
+            packet(ls(&LsForwardPsn {
+                entries: vec![(0, 17), (3, 4095)],
+            })),
         ),
         (
             "unknown chunk (0xBF)",

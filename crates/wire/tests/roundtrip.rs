@@ -983,3 +983,130 @@ fn largest_chunk_round_trips_and_one_byte_more_is_refused() {
     assert!(too_big.encode(&mut out).is_err());
     assert_eq!(out, [1, 2, 3]);
 }
+
+// ---------------------------------------------------------------------------------------
+// LS-SCTP chunks: not `Chunk` variants, decoded by the core with `RawChunk::decode_as`.
+// ---------------------------------------------------------------------------------------
+
+fn ls_data() -> impl Strategy<Value = LsData> {
+    (
+        any::<u32>(),
+        0..=LS_MAX_PID,
+        0..=LS_MAX_PSN,
+        any::<(u16, u16, u32)>(),
+        data_flags(),
+        user_data(),
+    )
+        .prop_map(
+            |(asn, pid, psn, (stream_id, ssn, ppid), (i, u, b, e), user_data)| LsData {
+                asn,
+                pid,
+                psn,
+                stream_id,
+                ssn,
+                ppid,
+                unordered: u,
+                beginning: b,
+                ending: e,
+                immediate: i,
+                user_data,
+            },
+        )
+}
+
+fn ls_sack() -> impl Strategy<Value = LsSack> {
+    (
+        0..=LS_MAX_PID,
+        any::<(u32, u32, u32)>(),
+        0..=u32::from(LS_MAX_PSN),
+        gap_blocks(),
+        vec(0..=u32::from(LS_MAX_PSN), 0..=64),
+    )
+        .prop_map(
+            |(pid, (cum_asn, a_rwnd, timestamp), cum_psn, gap_blocks, dup_psns)| LsSack {
+                pid,
+                cum_asn,
+                a_rwnd,
+                timestamp,
+                cum_psn,
+                gap_blocks,
+                dup_psns,
+            },
+        )
+}
+
+fn ls_forward_psn() -> impl Strategy<Value = LsForwardPsn> {
+    vec((0..=LS_MAX_PID, 0..=LS_MAX_PSN), 1..=16).prop_map(|entries| LsForwardPsn { entries })
+}
+
+/// Frames `c`, puts it in a packet, decodes that as a standard receiver would (the chunk
+/// stays `Unknown`, byte for byte) and then with `decode_as`.
+fn ls_round_trip<T>(c: &T) -> Result<(), TestCaseError>
+where
+    T: ChunkBody + Clone + PartialEq + std::fmt::Debug,
+{
+    let raw = RawChunk::try_from_body(c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let p = Packet {
+        src_port: 1,
+        dst_port: 2,
+        verification_tag: 3,
+        chunks: vec![Chunk::Unknown(raw)],
+    };
+    let wire = Bytes::from(p.to_vec().map_err(|e| TestCaseError::fail(e.to_string()))?);
+    let back = Packet::decode(&wire)?;
+    prop_assert_eq!(&back, &p);
+    match back.chunks.as_slice() {
+        [Chunk::Unknown(r)] => prop_assert_eq!(r.decode_as::<T>(), Some(Ok(c.clone()))),
+        other => prop_assert!(false, "not kept raw: {:?}", other),
+    }
+    Ok(())
+}
+
+/// A value for an LS chunk: random bytes, or a valid value cut or extended at random.
+fn ls_value() -> impl Strategy<Value = (u8, u8, Vec<u8>)> {
+    let valid = prop_oneof![
+        ls_data().prop_map(|c| RawChunk::from_body(&c)),
+        ls_sack().prop_map(|c| RawChunk::from_body(&c)),
+        ls_forward_psn().prop_map(|c| RawChunk::from_body(&c)),
+    ];
+    prop_oneof![
+        (0xb0u8..=0xb2, any::<u8>(), vec(any::<u8>(), 0..=64)),
+        (valid, any::<Index>(), vec(any::<u8>(), 0..=8)).prop_map(|(raw, cut, tail)| {
+            let mut v = raw.value.to_vec();
+            v.truncate(cut.index(v.len() + 1));
+            v.extend_from_slice(&tail);
+            (raw.chunk_type.0, raw.flags, v)
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn ls_chunks_round_trip(d in ls_data(), s in ls_sack(), f in ls_forward_psn()) {
+        ls_round_trip(&d)?;
+        ls_round_trip(&s)?;
+        ls_round_trip(&f)?;
+    }
+
+    // Any value decodes to an error or to an in-range chunk that re-encodes and decodes
+    // back to itself; nothing panics.
+    #[test]
+    fn ls_chunk_values_never_panic((ty, flags, value) in ls_value()) {
+        let raw = RawChunk { chunk_type: ChunkType(ty), flags, value: Bytes::from(value) };
+        prop_assert!(matches!(Chunk::decode(raw.clone()), Ok(Chunk::Unknown(_))));
+        fn check<T: ChunkBody + Clone + PartialEq + std::fmt::Debug>(
+            raw: &RawChunk,
+        ) -> Result<(), TestCaseError> {
+            if let Some(Ok(c)) = raw.decode_as::<T>() {
+                prop_assert_eq!(c.validate(), Ok(()));
+                ls_round_trip(&c)?;
+            }
+            Ok(())
+        }
+        check::<LsData>(&raw)?;
+        check::<LsSack>(&raw)?;
+        check::<LsForwardPsn>(&raw)?;
+    }
+}
