@@ -124,6 +124,31 @@ impl Default for CmtConfig {
     }
 }
 
+/// How new data is divided among the paths that may carry it (CMT or LS-SCTP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PathAssignment {
+    /// Each path in turn until its cwnd is full (CMT, Iyengar et al. §2).
+    #[default]
+    RoundRobin,
+    /// In proportion to each path's cwnd/RTT, its bandwidth estimate (LS-SCTP, 002_*.txt
+    /// §4.3): the next packet goes to the path that has carried the least relative to it.
+    CwndRtt,
+}
+
+/// What a T3-rtx expiry on one of several paths does to that path (002_*.txt §4.3, §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimeoutHandling {
+    /// SCTP's: the timed-out chunks go to an alternate path and the timed-out path, its
+    /// cwnd down to one MTU, is probed with new data (RFC 9260 §6.3.3, §6.4.1).
+    #[default]
+    Sctp,
+    /// LS-SCTP's: the timed-out chunks go to another path and the timed-out path carries no
+    /// new data until a *copy* of one of them, sent there as a probe, is acknowledged on it.
+    /// Needs LS-SCTP's per-path sequence numbers to tell which copy arrived; without them
+    /// the path is probed by HEARTBEATs instead (the RFC 7829 potentially-failed state).
+    Ls,
+}
+
 /// Settings of one association. `Default` gives the RFC 9260 values;
 /// [`AssociationConfig::validate`] checks a changed one.
 #[derive(Debug, Clone)]
@@ -200,6 +225,21 @@ pub struct AssociationConfig {
     pub pf_max_retrans: Option<u32>,
     /// HB.Max.Burst (RFC 9260 §16): heartbeats to unconfirmed addresses per RTO.
     pub hb_max_burst: u32,
+    /// Offer LS-SCTP (002_*.txt; Load-Sharing-Supported in INIT/INIT-ACK) and use it when the
+    /// peer offers it too: LS-DATA with per-path sequence numbers, LS-SACK per path. Without
+    /// the peer's offer the association runs as `cmt` says (CMT or standard SCTP).
+    pub load_sharing: bool,
+    /// How new data is divided among the paths (CMT and LS-SCTP).
+    pub path_assignment: PathAssignment,
+    /// What T3-rtx expiry does to the path under CMT and LS-SCTP.
+    pub timeout_handling: TimeoutHandling,
+    /// At most this many paths carry new data at once (002_*.txt §1: a battery-powered host
+    /// may use fewer interfaces); the best by cwnd/RTT. `None`: every usable path.
+    pub max_data_paths: Option<u16>,
+    /// Path Monitor (002_*.txt §4.4): a path whose measured loss rate (retransmitted over
+    /// sent chunks, since it last became active) exceeds this leaves the active list until a
+    /// HEARTBEAT-ACK; `None`: loss does not take paths out.
+    pub path_loss_threshold: Option<f64>,
 }
 
 impl Default for AssociationConfig {
@@ -238,6 +278,11 @@ impl Default for AssociationConfig {
             path_pairing: PathPairing::ByIndex,
             pf_max_retrans: Some(0),
             hb_max_burst: 1,
+            load_sharing: false,
+            path_assignment: PathAssignment::RoundRobin,
+            timeout_handling: TimeoutHandling::Sctp,
+            max_data_paths: None,
+            path_loss_threshold: None,
         }
     }
 }

@@ -25,17 +25,20 @@ pub(crate) struct Features {
     pub(crate) pr_sctp: bool,
     /// Both sides listed NR-SACK (0x10) in Supported Extensions.
     pub(crate) nr_sack: bool,
+    /// Both sides sent Load-Sharing-Supported (LS-SCTP, 002_*.txt §4.6).
+    pub(crate) ls: bool,
 }
 
 impl Features {
     fn to_bits(self) -> u32 {
-        u32::from(self.pr_sctp) | (u32::from(self.nr_sack) << 1)
+        u32::from(self.pr_sctp) | (u32::from(self.nr_sack) << 1) | (u32::from(self.ls) << 2)
     }
 
     fn from_bits(b: u32) -> Self {
         Self {
             pr_sctp: b & 1 != 0,
             nr_sack: b & 2 != 0,
+            ls: b & 4 != 0,
         }
     }
 }
@@ -297,6 +300,7 @@ mod tests {
             features: Features {
                 pr_sctp: true,
                 nr_sack: true,
+                ls: true,
             },
             peer_addresses: vec!["192.0.2.1".parse().unwrap(), "2001:db8::1".parse().unwrap()],
         }

@@ -26,7 +26,8 @@ pub mod trace;
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
 pub use config::{
     AssociationConfig, BufferSplitting, CmtConfig, ConfigError, CongestionControl, EndpointConfig,
-    NrSackPolicy, PathPairing, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind, UnknownName,
+    NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind,
+    TimeoutHandling, UnknownName,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};
 pub use event::{CloseReason, Event, IcmpError, SendError};

@@ -626,6 +626,17 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
                 "must be at least 1 packet".into(),
             );
         }
+        for (j, [from, to]) in p.down.iter().enumerate() {
+            if from >= to {
+                let mut steps = at("down");
+                steps.push(Step::Index(j));
+                return bad(
+                    steps,
+                    format!("path.{}.down.{j}", p.name),
+                    "the failure must start before it ends".into(),
+                );
+            }
+        }
         for (j, f) in p.failures.iter().enumerate() {
             if f.from >= f.to {
                 let mut steps = at("failures");

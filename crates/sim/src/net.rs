@@ -244,6 +244,7 @@ fn failures(p: &PathSpec) -> Vec<(Instant, Instant)> {
     p.failures
         .iter()
         .map(|f| (instant(f.from.0), instant(f.to.0)))
+        .chain(p.down.iter().map(|[a, b]| (instant(a.0), instant(b.0))))
         .collect()
 }
 

@@ -19,7 +19,7 @@ use braid_proto::{
     AssocId, Association, AssociationConfig, CmtConfig, ConfigError, Endpoint, EndpointConfig,
     Event, Instant,
 };
-use braid_wire::chunk::{DATA_HEADER_LEN, Data, NrSack, Sack};
+use braid_wire::chunk::{DATA_HEADER_LEN, Data, LsData, LsSack, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
 use braid_wire::{Chunk, Packet};
 use bytes::{Bytes, BytesMut};
@@ -34,7 +34,7 @@ use crate::net::{
     RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
     competing_sender_addr, path_of,
 };
-use crate::scenario::{Scenario, SqinfoPolicy, TrafficSpec};
+use crate::scenario::{LoadSharing, Scenario, SqinfoPolicy, TrafficSpec};
 use crate::traffic::{SQINFO_QUEUE_MESSAGES, Sink, Source, SourceKind};
 use crate::units::Size;
 
@@ -387,6 +387,14 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
     let bytes = |v: Option<Size>, default: usize| {
         v.map_or(default, |v| usize::try_from(v.0).unwrap_or(usize::MAX))
     };
+    let cmt_key = a.cmt.unwrap_or(false);
+    let mode = a.load_sharing.unwrap_or(if cmt_key {
+        LoadSharing::Cmt
+    } else {
+        LoadSharing::Off
+    });
+    // LS-SCTP falls back to what `cmt` says with a peer that does not offer it.
+    let multipath = mode == LoadSharing::Cmt || (mode == LoadSharing::Ls && cmt_key);
     let send_buffer = bytes(a.send_buffer.or(a.buffer), d.send_buffer);
     let recv_buffer = bytes(a.recv_buffer.or(a.buffer), d.recv_buffer);
     AssociationConfig {
@@ -415,7 +423,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         path_mtu: s.paths.first().map_or(d.path_mtu, |p| p.mtu),
         udp_encapsulation: s.udp,
         stream_buffer_low: sqinfo_low_mark(s).unwrap_or(d.stream_buffer_low),
-        cmt: a.cmt.unwrap_or(false).then(|| {
+        cmt: multipath.then(|| {
             let c = CmtConfig::default();
             CmtConfig {
                 sfr: a.cmt_sfr.unwrap_or(c.sfr),
@@ -432,6 +440,16 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         nr_sack_policy: a.nr_sack_policy.unwrap_or(d.nr_sack_policy),
         stream_scheduler: a.stream_scheduler.unwrap_or(d.stream_scheduler),
         stream_paths: stream_path_indices(s),
+        load_sharing: mode == LoadSharing::Ls,
+        path_assignment: a.path_assignment.unwrap_or(d.path_assignment),
+        timeout_handling: a.timeout_handling.unwrap_or(d.timeout_handling),
+        max_data_paths: a.max_paths,
+        path_loss_threshold: a.path_loss_threshold,
+        pf_max_retrans: if a.pf.unwrap_or(true) {
+            d.pf_max_retrans
+        } else {
+            None
+        },
         ..d
     }
 }
@@ -1239,6 +1257,10 @@ fn for_each_data(p: &Bytes, mut f: impl FnMut(u32, u32)) {
         if let Some(Ok(d)) = raw.decode_as::<Data>() {
             f(d.tsn, u32::try_from(d.user_data.len()).unwrap_or(u32::MAX));
         }
+        // LS-SCTP: the ASN is the association's sequence, as a TSN (002_*.txt §4.2).
+        if let Some(Ok(d)) = raw.decode_as::<LsData>() {
+            f(d.asn, u32::try_from(d.user_data.len()).unwrap_or(u32::MAX));
+        }
     }
 }
 
@@ -1252,6 +1274,9 @@ fn sack_cum_tsn(p: &Bytes) -> Option<u32> {
         }
         if let Some(nr) = raw.decode_as::<NrSack>() {
             return nr.ok().map(|s| s.cum_tsn_ack);
+        }
+        if let Some(ls) = raw.decode_as::<LsSack>() {
+            return ls.ok().map(|s| s.cum_asn);
         }
     }
     None

@@ -6,8 +6,8 @@
 //! [`Scenario`] per sweep point, each of which [`crate::run::run`] simulates once per seed.
 
 use braid_proto::{
-    BufferSplitting, CongestionControl, NrSackPolicy, ReceiveSplit, RtxPolicy, SackPath,
-    SchedulerKind,
+    BufferSplitting, CongestionControl, NrSackPolicy, PathAssignment, ReceiveSplit, RtxPolicy,
+    SackPath, SchedulerKind, TimeoutHandling,
 };
 use serde::Deserialize;
 
@@ -130,6 +130,10 @@ pub struct PathSpec {
     /// Failure windows: the path (both directions) is down from `from` to `to`.
     #[serde(default)]
     pub failures: Vec<FailureSpec>,
+    /// Failure windows as `[from, to]` pairs (`down = [["5s", "15s"]]`), the same as
+    /// `failures`.
+    #[serde(default)]
+    pub down: Vec<[Dur; 2]>,
     /// Rate changes over time (forward link).
     #[serde(default)]
     pub rate_changes: Vec<RateChangeSpec>,
@@ -311,6 +315,35 @@ pub struct AssociationSpec {
     pub stream_scheduler: Option<SchedulerKind>,
     /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* names the path of stream *i*.
     pub stream_paths: Option<Vec<String>>,
+    /// How the association uses its paths: `off` (standard SCTP: the primary carries new
+    /// data), `cmt` (the same as `cmt = true`), `ls` (LS-SCTP of 002_*.txt, offered in
+    /// INIT/INIT-ACK; with a peer that does not offer it, `cmt` decides).
+    pub load_sharing: Option<LoadSharing>,
+    /// How new data is divided among the paths: `round-robin` (CMT) or `cwnd-rtt`
+    /// (LS-SCTP, 002_*.txt §4.3).
+    pub path_assignment: Option<PathAssignment>,
+    /// What a timeout does to a path under CMT or LS-SCTP: `sctp` (retransmit elsewhere,
+    /// probe with new data) or `ls` (probe with a copy of a retransmitted chunk).
+    pub timeout_handling: Option<TimeoutHandling>,
+    /// At most this many paths carry new data at once.
+    pub max_paths: Option<u16>,
+    /// Path Monitor: a path whose loss rate exceeds this leaves the active list.
+    pub path_loss_threshold: Option<f64>,
+    /// RFC 7829's potentially-failed state (default on, PFMR 0): off models SCTP before it
+    /// (RFC 2960/4960, as 002_*.txt's), where a timed-out path stays active.
+    pub pf: Option<bool>,
+}
+
+/// The `load_sharing` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadSharing {
+    /// Standard SCTP.
+    Off,
+    /// CMT.
+    Cmt,
+    /// LS-SCTP.
+    Ls,
 }
 
 /// What the application of the measured association does.

@@ -83,7 +83,9 @@ impl Association {
             return;
         }
         let since = now - self.paths[pi].last_data_sent;
-        let idle = self.cfg.hb_interval.is_some_and(|i| since >= i);
+        // A path with an LS-SCTP probe copy outstanding is being probed, not idle (002 §4.3).
+        let idle =
+            self.cfg.hb_interval.is_some_and(|i| since >= i) && self.paths[pi].psn.probe.is_none();
         let probe = std::mem::take(&mut self.paths[pi].heartbeat.probe);
         if idle || probe || self.paths[pi].state != PathState::Active {
             self.send_heartbeat(now, path);
@@ -133,7 +135,11 @@ impl Association {
             self.timers.set(Timer::Heartbeat(path), None);
             return;
         };
-        let delay = interval + self.rto_jitter(rto);
+        let delay = if self.ls() && p.state == PathState::Inactive {
+            self.ls_heartbeat_delay(interval)
+        } else {
+            interval + self.rto_jitter(rto)
+        };
         self.timers.set(Timer::Heartbeat(path), Some(now + delay));
     }
 }

@@ -32,6 +32,7 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
     let mut out = PeerParams::default();
     let mut forward_tsn_listed = false;
     let mut nr_sack_listed = false;
+    let mut ls_offered = false;
     for p in params {
         match p {
             Param::Ipv4Address(_) | Param::Ipv6Address(_) => {
@@ -54,6 +55,7 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
                 return out;
             }
             Param::ForwardTsnSupported => forward_tsn_listed = true,
+            Param::LoadSharingSupported => ls_offered = true,
             Param::SupportedExtensions(list) => {
                 forward_tsn_listed |= list.contains(&ChunkType::FORWARD_TSN.0);
                 nr_sack_listed |= list.contains(&ChunkType::NR_SACK.0);
@@ -75,6 +77,8 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
     }
     out.features.pr_sctp = forward_tsn_listed && ours.pr_sctp;
     out.features.nr_sack = nr_sack_listed && ours.nr_sack;
+    // 002_*.txt §4.6: LS-SCTP only if both sides offer it, as ECN is negotiated.
+    out.features.ls = ls_offered && ours.load_sharing;
     out
 }
 
@@ -101,6 +105,9 @@ pub(crate) fn our_params(cfg: &AssociationConfig, locals: &[SocketAddr]) -> Vec<
     }
     if !ext.is_empty() {
         v.push(Param::SupportedExtensions(ext));
+    }
+    if cfg.load_sharing {
+        v.push(Param::LoadSharingSupported);
     }
     v
 }

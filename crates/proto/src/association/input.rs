@@ -293,7 +293,52 @@ impl Association {
             Chunk::Ecne(_) | Chunk::Cwr(_) | Chunk::Pad(_) => {}
             // Announced extensions only; see the check before decoding.
             Chunk::Asconf(_) | Chunk::AsconfAck(_) | Chunk::ReConfig(_) => {}
+            Chunk::Unknown(raw) if self.ls() => return self.on_ls_chunk(now, rx, raw),
             Chunk::Unknown(raw) => return self.unrecognized_flow(path, &raw),
+        }
+        Flow::Next
+    }
+
+    /// A chunk the standard does not know, with LS-SCTP negotiated: LS-DATA, LS-SACK and
+    /// LS-FORWARD-PSN (002_*.txt §4.2), else unrecognized.
+    fn on_ls_chunk(&mut self, now: Instant, rx: &mut PacketRx, raw: braid_wire::RawChunk) -> Flow {
+        use braid_wire::chunk::{ChunkBody, LsData, LsForwardPsn, LsSack};
+        let t = raw.chunk_type;
+        let malformed = |a: &mut Self, e: braid_wire::DecodeError| {
+            tracing::debug!(%e, "malformed LS chunk dropped");
+            a.stats.packets_dropped += 1;
+            Flow::Stop
+        };
+        if t == LsData::TYPE {
+            let d = match raw.decode_as::<LsData>().expect("type checked above") {
+                Ok(d) => d,
+                Err(e) => return malformed(self, e),
+            };
+            if self.receives_data() {
+                rx.had_data = true;
+                self.last_data_path = rx.path;
+                if !self.on_ls_data(now, d) {
+                    return Flow::Drop;
+                }
+            }
+        } else if t == LsSack::TYPE {
+            let s = match raw.decode_as::<LsSack>().expect("type checked above") {
+                Ok(s) => s,
+                Err(e) => return malformed(self, e),
+            };
+            if self.acks_data() {
+                self.on_ls_sack(now, s);
+            }
+        } else if t == LsForwardPsn::TYPE {
+            let f = match raw.decode_as::<LsForwardPsn>().expect("type checked above") {
+                Ok(f) => f,
+                Err(e) => return malformed(self, e),
+            };
+            if self.receives_data() {
+                self.on_ls_forward(f);
+            }
+        } else {
+            return self.unrecognized_flow(rx.path, &raw);
         }
         Flow::Next
     }

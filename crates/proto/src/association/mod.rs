@@ -12,7 +12,9 @@ mod handshake;
 mod heartbeat;
 mod init_params;
 mod input;
+mod ls;
 mod output;
+mod path_monitor;
 mod paths;
 mod rx;
 pub(crate) mod send;
@@ -181,6 +183,8 @@ pub struct Association {
     shutdown_path: PathId,
     /// Recorded decisions, when tracing is on.
     trace: crate::trace::Trace,
+    /// LS-SCTP's receiver maps and LS-SACK ordering (002_*.txt §4.2).
+    ls: ls::LsState,
 }
 
 impl Association {
@@ -244,6 +248,7 @@ impl Association {
             hb_slot: now,
             shutdown_path: PathId(0),
             trace: crate::trace::Trace::default(),
+            ls: ls::LsState::default(),
         }
     }
 
@@ -347,6 +352,10 @@ impl Association {
         let p = &mut self.paths[path.0 as usize];
         let from = p.state;
         p.state = to;
+        if to == crate::path::PathState::Active {
+            // Path Monitor: a path's loss rate counts from when it (re)joins (002 §4.4).
+            p.loss_base = (p.stats.data_chunks_sent, p.lost_chunks);
+        }
         self.events.push_back(Event::PathState { path, state: to });
         self.trace
             .record(now, crate::TraceEvent::PathState { path, from, to });

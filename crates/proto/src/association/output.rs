@@ -71,6 +71,21 @@ impl Association {
                 room -= buf.len() - before;
             }
         }
+        if !handshaking
+            && self.ls()
+            && let Some(f) = self.ls_forward_chunk()
+        {
+            let before = buf.len();
+            let fits = Chunk::Unknown(braid_wire::RawChunk::from_body(&f))
+                .encode(buf)
+                .is_ok()
+                && buf.len() - before <= room;
+            if fits {
+                room -= buf.len() - before;
+            } else {
+                buf.truncate(before);
+            }
+        }
         if data_ready {
             self.decay_idle_cwnd(now, path);
             self.write_data(now, path, buf, &mut room);
@@ -95,6 +110,28 @@ impl Association {
     fn write_sack(&mut self, now: Instant, path: PathId, buf: &mut Vec<u8>, room: &mut usize) {
         let before = buf.len();
         let sack = self.make_sack();
+        if self.ls() {
+            // LS-SCTP: the SACK's cumulative ack and window go out in one LS-SACK per path.
+            let (cum, a_rwnd) = match &sack {
+                Chunk::Sack(s) => (s.cum_tsn_ack, s.a_rwnd),
+                Chunk::NrSack(s) => (s.cum_tsn_ack, s.a_rwnd),
+                _ => unreachable!("make_sack makes a SACK or NR-SACK"),
+            };
+            for s in self.make_ls_sacks(now, cum, a_rwnd) {
+                let _ = Chunk::Unknown(braid_wire::RawChunk::from_body(&s)).encode(buf);
+            }
+            if buf.len() - before > *room {
+                buf.truncate(before);
+                self.sack.due = true;
+                return;
+            }
+            *room -= buf.len() - before;
+            if self.trace.enabled() {
+                let ev = crate::TraceEvent::SackSent { path, cum_tsn: cum };
+                self.trace.record(now, ev);
+            }
+            return;
+        }
         if sack.encode(buf).is_err() || buf.len() - before > *room {
             buf.truncate(before);
             self.sack.due = true;

@@ -39,6 +39,9 @@ pub(super) struct SackState {
     readable_signalled: bool,
     /// Chunks not yet NR-acknowledged ([`NrSackPolicy::Delivered`]).
     undelivered: Undelivered,
+    /// The last DATA chunk was dropped unacknowledged (no room, too far ahead): LS-SCTP
+    /// does not acknowledge its PSN either.
+    pub(super) dropped: bool,
 }
 
 impl Association {
@@ -71,6 +74,7 @@ impl Association {
         let cum = self.tsn_map.cum_tsn();
         if tsn.wrapping_sub(cum) > u16::MAX as u32 {
             // Too far ahead for a gap ack block to report: drop, the peer retransmits.
+            self.sack.dropped = true;
             self.sack.due = true;
             return true;
         }
@@ -91,6 +95,7 @@ impl Association {
         }
         let len = d.user_data.len();
         if !self.rx_room_for(tsn, len) {
+            self.sack.dropped = true;
             self.sack.due = true;
             return true;
         }
@@ -122,7 +127,7 @@ impl Association {
         // With CMT's DAC (Iyengar et al. §3.3) reordering across paths is normal: the
         // receiver keeps delaying (the SACK flags tell the sender how many packets it
         // covers), except when the cumulative ack jumps over a filled gap.
-        let dac = self.cfg.cmt.is_some_and(|c| c.dac) && self.paths.len() > 1;
+        let dac = self.multipath_cfg().is_some_and(|c| c.dac) && self.paths.len() > 1;
         let immediate = if dac {
             had_gaps && self.tsn_map.cum_tsn() != cum
         } else {
@@ -195,7 +200,8 @@ impl Association {
         let a_rwnd = self.local_rwnd();
         self.sack.due = false;
         self.timers.set(Timer::DelayedSack, None);
-        self.sack.dac_flags = if self.cfg.cmt.is_some_and(|c| c.dac) && self.paths.len() > 1 {
+        self.sack.dac_flags = if self.multipath_cfg().is_some_and(|c| c.dac) && self.paths.len() > 1
+        {
             self.sack.packets.clamp(1, 2) as u8
         } else {
             0

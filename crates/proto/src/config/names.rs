@@ -7,8 +7,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{
-    BufferSplitting, CongestionControl, NrSackPolicy, PathPairing, ReceiveSplit, RtxPolicy,
-    SackPath, SchedulerKind,
+    BufferSplitting, CongestionControl, NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit,
+    RtxPolicy, SackPath, SchedulerKind, TimeoutHandling,
 };
 
 /// A name that is none of an enum's names.
@@ -112,6 +112,19 @@ impl SackPath {
     ];
 }
 
+impl PathAssignment {
+    /// Every path assignment with its name.
+    pub const NAMES: [(&'static str, Self); 2] = [
+        ("round-robin", Self::RoundRobin),
+        ("cwnd-rtt", Self::CwndRtt),
+    ];
+}
+
+impl TimeoutHandling {
+    /// Every timeout handling technique with its name.
+    pub const NAMES: [(&'static str, Self); 2] = [("sctp", Self::Sctp), ("ls", Self::Ls)];
+}
+
 /// `FromStr`, `Display` and (feature `serde`) `Deserialize` for an enum with a `NAMES`
 /// table; `$what` names it in errors.
 macro_rules! by_name {
@@ -180,6 +193,8 @@ by_name!(ReceiveSplit, "receive split");
 by_name!(SackPath, "SACK path");
 by_name!(NrSackPolicy, "NR-SACK policy");
 by_name!(SchedulerKind, "stream scheduler");
+by_name!(PathAssignment, "path assignment");
+by_name!(TimeoutHandling, "timeout handling");
 
 #[cfg(test)]
 mod tests {
@@ -206,6 +221,8 @@ mod tests {
         round_trip(&SackPath::NAMES);
         round_trip(&NrSackPolicy::NAMES);
         round_trip(&SchedulerKind::NAMES);
+        round_trip(&PathAssignment::NAMES);
+        round_trip(&TimeoutHandling::NAMES);
     }
 
     #[test]

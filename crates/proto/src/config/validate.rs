@@ -57,6 +57,9 @@ pub enum ConfigError {
         /// That buffer's size.
         limit: usize,
     },
+    /// `path_loss_threshold` is not a rate in (0, 1].
+    #[error("path_loss_threshold must be in (0, 1], not {0}")]
+    LossThreshold(f64),
     /// `path_mtu` is outside [`PATH_MTU_RANGE`].
     #[error("path_mtu {0} is outside 1200..=65535")]
     PathMtu(usize),
@@ -127,6 +130,12 @@ impl AssociationConfig {
         }
         if !PATH_MTU_RANGE.contains(&self.path_mtu) {
             return Err(ConfigError::PathMtu(self.path_mtu));
+        }
+        nonzero(self.max_data_paths == Some(0), "max_data_paths")?;
+        if let Some(t) = self.path_loss_threshold
+            && !(t > 0.0 && t <= 1.0)
+        {
+            return Err(ConfigError::LossThreshold(t));
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! A path: one (local address, remote address) pair of an association with its own RTO,
 //! congestion window, error counter and heartbeat state (RFC 9260 §6.3, §7.2, §8.2, §8.3).
 
+pub(crate) mod psn;
 pub(crate) mod rto;
 pub(crate) mod seq_list;
 
@@ -176,6 +177,16 @@ pub(crate) struct Path {
     /// scanning the whole retransmission queue.
     pub(crate) sent_live: seq_list::SeqList,
     pub(crate) stats: PathStats,
+    /// LS-SCTP: this path's sequence numbers (002_*.txt §4.2).
+    pub(crate) psn: psn::PsnSender,
+    /// Cwnd/RTT path assignment (002_*.txt §4.3): bytes of new data assigned here, each
+    /// divided by the path's cwnd/RTT when sent; the path with the least goes next.
+    pub(crate) assigned: f64,
+    /// Path Monitor (002_*.txt §4.4): (chunks sent, retransmitted) when the path last
+    /// became active; its loss rate counts from there.
+    pub(crate) loss_base: (u64, u64),
+    /// Chunks found lost on this path (fast retransmit or T3), for the Path Monitor.
+    pub(crate) lost_chunks: u64,
 }
 
 impl Path {
@@ -215,6 +226,10 @@ impl Path {
             burst_budget: cfg.max_burst,
             sent_live: seq_list::SeqList::default(),
             stats: PathStats::default(),
+            psn: psn::PsnSender::default(),
+            assigned: 0.0,
+            loss_base: (0, 0),
+            lost_chunks: 0,
         }
     }
 

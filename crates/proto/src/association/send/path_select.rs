@@ -8,7 +8,7 @@
 
 use crate::association::{Association, State};
 use crate::cc::Controller;
-use crate::config::RtxPolicy;
+use crate::config::{PathAssignment, RtxPolicy};
 use crate::path::{Path, PathId, PathState};
 
 /// Which paths new data may use.
@@ -18,6 +18,8 @@ pub(crate) enum DataPaths {
     Primary,
     /// Every usable path, each in turn until it has no room (CMT, Iyengar et al. §2).
     RoundRobin,
+    /// Every usable path, in proportion to its cwnd/RTT (LS-SCTP, 002_*.txt §4.3).
+    CwndRtt,
 }
 
 /// A retransmission policy's preference for a path (higher is better).
@@ -38,11 +40,46 @@ fn rtx_score(policy: RtxPolicy, p: &Path) -> f64 {
 impl Association {
     /// The new-data policy in force.
     pub(crate) fn data_paths(&self) -> DataPaths {
-        if self.cfg.cmt.is_some() {
-            DataPaths::RoundRobin
-        } else {
-            DataPaths::Primary
+        match (self.multipath_cfg(), self.cfg.path_assignment) {
+            (None, _) => DataPaths::Primary,
+            (Some(_), PathAssignment::RoundRobin) => DataPaths::RoundRobin,
+            (Some(_), PathAssignment::CwndRtt) => DataPaths::CwndRtt,
         }
+    }
+
+    /// A path's bandwidth estimate, cwnd/SRTT in bytes per second (002_*.txt §4.3); RTO.Initial
+    /// stands in for an RTT not yet measured.
+    fn bandwidth_estimate(&self, p: &Path) -> f64 {
+        let rtt = p.rtt.srtt().unwrap_or(self.cfg.rto_initial);
+        p.cc.window() as f64 / rtt.as_secs_f64().max(1e-6)
+    }
+
+    /// `len` bytes of new data went on `path`: its share of the assignment grows by what they
+    /// take at its bandwidth estimate.
+    pub(crate) fn note_assigned(&mut self, path: PathId, len: usize) {
+        if self.data_paths() == DataPaths::CwndRtt {
+            let rate = self.bandwidth_estimate(&self.paths[path.0 as usize]);
+            self.paths[path.0 as usize].assigned += len as f64 / rate.max(1.0);
+        }
+    }
+
+    /// Whether `path` is among the `max_data_paths` usable paths with the best bandwidth
+    /// estimates (ties to the lower id), or no cap is set (002_*.txt §1, §4.6).
+    fn within_path_cap(&self, path: PathId) -> bool {
+        let Some(cap) = self.cfg.max_data_paths else {
+            return true;
+        };
+        let mine = self.bandwidth_estimate(&self.paths[path.0 as usize]);
+        let better = self
+            .paths
+            .iter()
+            .filter(|q| q.id != path && self.usable_for_data(q.id))
+            .filter(|q| {
+                let b = self.bandwidth_estimate(q);
+                b > mine || (b == mine && q.id < path)
+            })
+            .count();
+        better < usize::from(cap)
     }
 
     /// Whether `path` may carry DATA now: active, or — when no path is active — the
@@ -66,7 +103,7 @@ impl Association {
     pub(crate) fn new_data_allowed_on(&self, path: PathId) -> bool {
         self.usable_for_data(path)
             && match self.data_paths() {
-                DataPaths::RoundRobin => true,
+                DataPaths::RoundRobin | DataPaths::CwndRtt => self.within_path_cap(path),
                 DataPaths::Primary => path == self.single_data_path(),
             }
     }
@@ -184,6 +221,13 @@ impl Association {
         if n == 1 || matches!(self.state, State::CookieWait | State::CookieEchoed) {
             return self.primary;
         }
+        if let Some(p) = self.tx.pinned_path()
+            && !self.new_data_allowed_on(p)
+        {
+            // A message's fragments stay on one path (002_*.txt §4.5) unless it can no longer
+            // carry them: then the rest may go elsewhere.
+            self.tx.unpin();
+        }
         // Retransmissions first (RFC 9260 §6.1 C): a path holding one it may send now is
         // chosen over the path in turn, which may be stuck behind a closed peer window.
         if self.tx.tally.marked > 0
@@ -195,6 +239,29 @@ impl Association {
             self.cmt_cursor = i;
             return PathId(i as u16);
         }
+        if self.data_paths() == DataPaths::CwndRtt {
+            // LS-SCTP: the path that has carried least for its cwnd/RTT goes next; a path
+            // that was idle rejoins at the others' level instead of with saved-up credit.
+            let ready: Vec<usize> = (0..n)
+                .filter(|&i| self.has_data_to_send(PathId(i as u16)))
+                .collect();
+            if let Some(&first) = ready.first() {
+                let floor = ready
+                    .iter()
+                    .map(|&i| self.paths[i].assigned)
+                    .fold(f64::INFINITY, f64::min);
+                let mut best = first;
+                for &i in &ready {
+                    if self.paths[i].assigned < self.paths[best].assigned {
+                        best = i;
+                    }
+                }
+                for p in &mut self.paths {
+                    p.assigned = p.assigned.max(floor);
+                }
+                return PathId(best as u16);
+            }
+        }
         for k in 0..n {
             let i = (self.cmt_cursor + k) % n;
             if self.has_data_to_send(PathId(i as u16)) {
@@ -204,7 +271,7 @@ impl Association {
                 return PathId(i as u16);
             }
         }
-        if let Some(cmt) = self.cfg.cmt
+        if let Some(cmt) = self.multipath_cfg()
             && let Some(p) = self.cmt_sack_path(cmt.sack_path)
         {
             return p;

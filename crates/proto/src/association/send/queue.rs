@@ -57,6 +57,10 @@ pub(crate) struct SendQueue {
     pub(crate) sched: Scheduler,
     /// Stream whose head message is partly sent (DATA fragments must be consecutive).
     current: Option<u16>,
+    /// The path the partly sent message's fragments stay on, when `pin_fragments`.
+    current_path: Option<PathId>,
+    /// All fragments of a message on one path (LS-SCTP, 002_*.txt §4.5).
+    pub(crate) pin_fragments: bool,
     queued_bytes: usize,
     pub(crate) next_tsn: u32,
     /// Cumulative TSN ack point: every TSN up to it is acknowledged.
@@ -93,6 +97,8 @@ impl SendQueue {
             streams: (0..streams).map(|_| OutStream::default()).collect(),
             sched,
             current: None,
+            current_path: None,
+            pin_fragments: false,
             queued_bytes: 0,
             next_tsn: 0,
             cum_ack: 0,
@@ -192,6 +198,7 @@ impl SendQueue {
         }
         self.sched.retain_below(0);
         self.current = None;
+        self.current_path = None;
         self.queued_bytes = 0;
         self.outstanding.clear();
         self.outstanding_bytes = 0;
@@ -223,7 +230,7 @@ impl SendQueue {
     ) -> Option<Next> {
         loop {
             let stream = match self.current {
-                Some(s) if self.sched.allows(s, path, views) => s,
+                Some(s) if self.sched.allows(s, path, views) && self.pinned_to(path) => s,
                 Some(_) => return None,
                 None => {
                     let s = self.sched.peek(path, views)?;
@@ -278,10 +285,12 @@ impl SendQueue {
                 fast_retransmitted: false,
                 epoch: 0,
                 expires: m.expires,
+                psn: 0,
             };
             self.queued_bytes -= len;
             self.outstanding_bytes += len;
             self.sched.on_sent(stream, len);
+            self.current_path = (!ending && self.pin_fragments).then_some(path);
             if ending {
                 s.queue.pop_front();
                 self.current = None;
@@ -294,10 +303,25 @@ impl SendQueue {
         }
     }
 
+    /// The path the partly sent message is pinned to.
+    pub(crate) fn pinned_path(&self) -> Option<PathId> {
+        self.current_path
+    }
+
+    /// Lets the partly sent message continue on any path (its path failed).
+    pub(crate) fn unpin(&mut self) {
+        self.current_path = None;
+    }
+
+    /// Whether the partly sent message (if any) may continue on `path`.
+    fn pinned_to(&self, path: PathId) -> bool {
+        self.current_path.is_none_or(|p| p == path)
+    }
+
     /// Bytes of user data the next chunk would carry, without cutting it.
     pub(crate) fn peek_len(&self, path: PathId, views: &[PathView]) -> Option<usize> {
         let stream = match self.current {
-            Some(s) if self.sched.allows(s, path, views) => s,
+            Some(s) if self.sched.allows(s, path, views) && self.pinned_to(path) => s,
             Some(_) => return None,
             None => self.sched.peek(path, views)?,
         };

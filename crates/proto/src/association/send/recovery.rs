@@ -50,6 +50,7 @@ impl Association {
             );
             self.refresh_cc_views();
             self.paths[pid].stats.fast_retransmissions += 1;
+            self.paths[pid].lost_chunks += 1;
             if self.paths[pid].recovery == Recovery::Open {
                 let before = self.window_of(from);
                 self.paths[pid].cc.on_loss(&Ctx {
@@ -83,6 +84,9 @@ impl Association {
                 resent_on: to,
             };
             self.trace.record(now, ev);
+        }
+        for &(_, from) in lost {
+            self.check_path_loss(now, from);
         }
     }
 
@@ -134,6 +138,9 @@ impl Association {
                 return;
             }
         }
+        self.paths[pi].lost_chunks += marked_chunks as u64;
+        // The copy probing this path timed out too: the next copy gets a new PSN.
+        let probed = self.paths[pi].psn.probe.take().is_some();
         let target = self.rtx_path(path);
         let ev = TraceEvent::T3Expired {
             path,
@@ -141,10 +148,31 @@ impl Association {
             resent_on: target,
         };
         self.trace.record(now, ev);
+        let first_marked = self.paths[pi].rtx_marked.first();
         if target != path {
             // RFC 9260 §6.4.1 / CMT rtx policy: the marked chunks go out on `target`.
             self.move_marked(path, target);
         }
+        if self.ls_copy_probing() && target != path && self.usable_for_data(path) {
+            // LS-SCTP (002_*.txt §4.3): a copy of a timed-out chunk (or, when the probe
+            // itself timed out, of the oldest unacknowledged one) probes this path; no new
+            // data goes here until the copy is acknowledged on it.
+            let copy = first_marked.or_else(|| {
+                probed
+                    .then(|| {
+                        self.tx
+                            .outstanding
+                            .iter()
+                            .find(|s| {
+                                matches!(s.state, ChunkState::InFlight | ChunkState::Marked(_))
+                            })
+                            .map(|s| s.seq)
+                    })
+                    .flatten()
+            });
+            self.paths[pi].psn.copy_of = copy;
+        }
+        self.check_path_loss(now, path);
         if self.features.pr_sctp {
             self.abandon_expired(now);
             self.advance_peer_ack_point();
@@ -156,7 +184,12 @@ impl Association {
     /// One more consecutive error on `path` and on the association (RFC 9260 §8.1, §8.2).
     pub(crate) fn count_error(&mut self, now: Instant, path: PathId) {
         let max_path = self.cfg.path_max_retrans;
-        let pfmr = self.cfg.pf_max_retrans;
+        // LS-SCTP's timeout handling probes the path with copies instead of the PF state.
+        let pfmr = if self.ls_copy_probing() {
+            None
+        } else {
+            self.cfg.pf_max_retrans
+        };
         let multi = self.paths.len() > 1;
         let p = &mut self.paths[path.0 as usize];
         p.error_count += 1;
@@ -174,6 +207,9 @@ impl Association {
         let unconfirmed = !p.confirmed;
         if let Some(state) = next {
             p.fail_epoch = p.fail_epoch.wrapping_add(1);
+            // An inactive path is probed by HEARTBEATs only (002_*.txt §4.4).
+            p.psn.copy_of = None;
+            p.psn.probe = None;
             let probing = p.heartbeat.outstanding.is_some();
             self.set_path_state(now, path, state);
             if state == PathState::PotentiallyFailed && !probing {

@@ -60,7 +60,7 @@ impl Association {
         }
         self.sack_since_t3 = true;
         self.paths[self.rx_path.0 as usize].sack_since_t3 = true;
-        let cmt = self.cfg.cmt.is_some() && self.paths.len() > 1;
+        let cmt = self.multipath_cfg().is_some() && self.paths.len() > 1;
         let mut ack = std::mem::take(&mut self.ack_scratch);
         ack.flight_before.clear();
         ack.flight_before
@@ -158,7 +158,7 @@ impl Association {
         ack: &mut Acked,
         cmt: bool,
     ) -> SackDigest {
-        let sfr = cmt && self.cfg.cmt.is_some_and(|c| c.sfr);
+        let sfr = cmt && self.multipath_cfg().is_some_and(|c| c.sfr);
         let mut d = SackDigest::new(if sfr { self.paths.len() } else { 0 });
         // The blocks as offsets from the cumulative ack (outstanding[off - 1]), sorted and
         // merged (a hostile peer may send them in any order), clipped to what was sent.
@@ -305,7 +305,7 @@ impl Association {
         lowest: Option<u32>,
         cmt: bool,
     ) {
-        let cuc = cmt && self.cfg.cmt.is_some_and(|c| c.cuc);
+        let cuc = cmt && self.multipath_cfg().is_some_and(|c| c.cuc);
         let p = &mut self.paths[i];
         match p.recovery {
             Recovery::Fast { exit } => {
@@ -331,6 +331,8 @@ impl Association {
     /// under CMT the pseudo-cumack says chunks of the path still wait for an ack.
     fn restart_t3(&mut self, now: Instant, i: usize, earliest_acked: bool, pending: bool) {
         let p = &mut self.paths[i];
+        // An LS-SCTP probe copy is not in the flight size but is timed by T3 all the same.
+        let pending = pending || p.psn.probe.is_some();
         if p.flight_size == 0 && !pending {
             self.timers.stop(Timer::T3(p.id));
             p.cc.on_all_acked();

@@ -73,6 +73,8 @@ pub(crate) struct Sent {
     /// Its path's failure epoch when it was last sent (see `Path::fail_epoch`).
     pub(crate) epoch: u16,
     pub(crate) expires: Option<Instant>,
+    /// LS-SCTP: its PSN on `sent_on` (002_*.txt §4.2); 0 when not sent as LS-DATA.
+    pub(crate) psn: u32,
 }
 
 /// Counters over the chunks' states.
@@ -183,20 +185,37 @@ impl Sent {
         }
     }
 
-    /// Appends the chunk as DATA (RFC 9260 §3.3.1), field by field rather than through
-    /// `Chunk::encode`: this is the hottest path of the sender.
-    pub(crate) fn encode(&self, buf: &mut Vec<u8>) {
-        let len = braid_wire::chunk::DATA_HEADER_LEN + self.data.len();
+    /// Appends the chunk as DATA (RFC 9260 §3.3.1), or as LS-DATA on path `ls_pid` with its
+    /// PSN (002_*.txt Fig. 7), field by field rather than through `Chunk::encode`: this is
+    /// the hottest path of the sender.
+    pub(crate) fn encode(&self, ls_pid: Option<u8>, buf: &mut Vec<u8>) {
+        let header = if ls_pid.is_some() {
+            braid_wire::chunk::LS_DATA_HEADER_LEN
+        } else {
+            braid_wire::chunk::DATA_HEADER_LEN
+        };
+        let len = header + self.data.len();
         // The MTU is at most 65535 (config validation), so this never truncates.
         let wire_len = u16::try_from(len).expect("DATA chunk longer than 65535 bytes");
         let flags = (u8::from(self.immediate) << 3)
             | (u8::from(self.unordered) << 2)
             | (u8::from(self.beginning) << 1)
             | u8::from(self.ending);
+        let chunk_type = if ls_pid.is_some() {
+            <braid_wire::chunk::LsData as braid_wire::chunk::ChunkBody>::TYPE.0
+        } else {
+            0
+        };
         buf.reserve(len + 3);
-        buf.extend_from_slice(&[0, flags]);
+        buf.extend_from_slice(&[chunk_type, flags]);
         buf.extend_from_slice(&wire_len.to_be_bytes());
         buf.extend_from_slice(&self.tsn.to_be_bytes());
+        if let Some(pid) = ls_pid {
+            // PID in the high 4 bits, PSN in the low 12, 16 reserved bits (Fig. 7).
+            let pid_psn = (u16::from(pid & 0xf) << 12) | crate::path::psn::wire(self.psn);
+            buf.extend_from_slice(&pid_psn.to_be_bytes());
+            buf.extend_from_slice(&[0, 0]);
+        }
         buf.extend_from_slice(&self.stream.to_be_bytes());
         buf.extend_from_slice(&self.ssn.to_be_bytes());
         buf.extend_from_slice(&self.ppid.to_be_bytes());
@@ -205,9 +224,10 @@ impl Sent {
     }
 }
 
-/// Bytes a DATA chunk with `len` bytes of user data takes in a packet.
-pub(crate) fn data_chunk_size(len: usize) -> usize {
-    (braid_wire::chunk::DATA_HEADER_LEN + len + 3) & !3
+/// Bytes a DATA chunk with a `header`-byte header and `len` bytes of user data takes in a
+/// packet.
+pub(crate) fn data_chunk_size(header: usize, len: usize) -> usize {
+    (header + len + 3) & !3
 }
 
 /// Debug builds: the counters, flight sizes and retransmission lists equal a recount.

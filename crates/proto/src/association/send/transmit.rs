@@ -2,7 +2,7 @@
 //! congestion window, the peer's window, Max.Burst and buffer splitting allow.
 
 use super::queue::Next;
-use super::sent::data_chunk_size;
+use super::sent::{ChunkState, data_chunk_size};
 use crate::association::{Association, State};
 use crate::cc::Controller;
 use crate::path::{PathId, PathState};
@@ -59,6 +59,9 @@ impl Association {
     /// Whether `poll_transmit` has DATA it could put on `path` now.
     pub(crate) fn has_data_to_send(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
+        if p.psn.copy_of.is_some() {
+            return true;
+        }
         let rtx_here = self.rtx_waiting_on(path);
         if rtx_here && self.may_retransmit_on(path) {
             return true;
@@ -68,6 +71,8 @@ impl Association {
             && self.tx.has_unsent()
             && p.burst_budget > 0
             && p.flight_size < p.cc.window()
+            && p.psn.probe.is_none()
+            && (!self.ls() || p.psn.has_room())
             && self.new_data_allowed_on(path)
             && self.buffer_split_allows(path)
             && self.tx.peek_len(path, &self.views).is_some()
@@ -77,7 +82,7 @@ impl Association {
     /// the send buffer and of the peer's receive window.
     fn buffer_split_allows(&self, path: PathId) -> bool {
         use crate::config::BufferSplitting;
-        let Some(cmt) = self.cfg.cmt else {
+        let Some(cmt) = self.multipath_cfg() else {
             return true;
         };
         let split = cmt.buffer_splitting;
@@ -114,13 +119,17 @@ impl Association {
         buf: &mut Vec<u8>,
         room: &mut usize,
     ) -> bool {
+        // LS-SCTP timeout handling: the copy probing this path goes first (002_*.txt §4.3).
+        let probe = self.write_probe_copy(now, path, buf, room);
         // Retransmissions have priority (RFC 9260 §6.1 rule C, §7.2.4 step 3).
         let (mut wrote, rtx_left) = self.write_retransmissions(now, path, buf, room);
+        wrote |= probe;
         let mut new_data = false;
         // New data: cwnd, rwnd and Max.Burst permitting, and no retransmission waiting here.
         if !rtx_left
             && self.may_send_new_data()
             && self.paths[path.0 as usize].burst_budget > 0
+            && self.paths[path.0 as usize].psn.probe.is_none()
             && self.new_data_allowed_on(path)
         {
             new_data = self.write_new_data(now, path, buf, room);
@@ -143,6 +152,66 @@ impl Association {
         }
         super::sent::check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
         wrote
+    }
+
+    /// Bytes of DATA (or LS-DATA) chunk header.
+    pub(crate) fn data_header_len(&self) -> usize {
+        if self.ls() {
+            braid_wire::chunk::LS_DATA_HEADER_LEN
+        } else {
+            braid_wire::chunk::DATA_HEADER_LEN
+        }
+    }
+
+    /// LS-SCTP timeout handling (002_*.txt §4.3): a copy of a chunk that timed out on `path`
+    /// and was retransmitted elsewhere probes `path`, with a PSN of its own; the chunk's
+    /// state does not change. Returns whether it was written.
+    fn write_probe_copy(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        room: &mut usize,
+    ) -> bool {
+        let pi = path.0 as usize;
+        let Some(seq) = self.paths[pi].psn.copy_of else {
+            return false;
+        };
+        let header = self.data_header_len();
+        let Some(i) = self.tx.index_of_seq(seq) else {
+            self.paths[pi].psn.copy_of = None;
+            return false;
+        };
+        let s = &self.tx.outstanding[i];
+        if !matches!(s.state, ChunkState::InFlight | ChunkState::Marked(_)) {
+            // Acknowledged meanwhile: nothing left to copy; the path may carry data again.
+            self.paths[pi].psn.copy_of = None;
+            return false;
+        }
+        if data_chunk_size(header, s.data.len()) > *room {
+            return false;
+        }
+        let psn = self.paths[pi].psn.take();
+        let mut copy_buf = Vec::new();
+        let pid = self.ls_pid(path);
+        {
+            let s = &mut self.tx.outstanding[i];
+            let own = s.psn;
+            s.psn = psn;
+            s.encode(pid, &mut copy_buf);
+            s.psn = own;
+        }
+        buf.extend_from_slice(&copy_buf);
+        *room = room.saturating_sub(copy_buf.len());
+        let p = &mut self.paths[pi];
+        p.psn.copy_of = None;
+        p.psn.probe = Some(psn);
+        p.last_data_sent = now;
+        p.stats.retransmissions += 1;
+        if !self.timers.is_running(Timer::T3(path)) {
+            self.timers.set(Timer::T3(path), Some(now + p.rtt.rto()));
+        }
+        true
     }
 
     /// The chunks marked for retransmission on `path`, in TSN order, while cwnd (or the
@@ -180,7 +249,7 @@ impl Association {
                 break;
             }
             let s = &self.tx.outstanding[i];
-            let size = data_chunk_size(s.data.len());
+            let size = data_chunk_size(self.data_header_len(), s.data.len());
             // A chunk cut for a larger PMTU than the path has now keeps its TSN and size: it
             // goes alone in a packet and IP fragments it (RFC 9260 §7.3).
             let alone = !wrote && *room == self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN;
@@ -192,12 +261,17 @@ impl Association {
                 continue;
             }
             rtx_left = false;
+            let ls_pid = self.ls_pid(path);
             let s = &mut self.tx.outstanding[i];
             s.retransmitted_on(path, &mut self.paths, &mut self.tx.tally);
             s.tx_count = s.tx_count.saturating_add(1);
             s.epoch = self.paths[pi].fail_epoch;
             s.misses = 0;
-            s.encode(buf);
+            if ls_pid.is_some() {
+                // A retransmission gets a PSN of the path it goes on (002_*.txt §4.3).
+                s.psn = self.paths[pi].psn.take();
+            }
+            s.encode(ls_pid, buf);
             let tsn = s.tsn;
             *room = room.saturating_sub(size);
             wrote = true;
@@ -226,18 +300,23 @@ impl Association {
         room: &mut usize,
     ) -> bool {
         let pi = path.0 as usize;
-        let max_payload =
-            self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - braid_wire::chunk::DATA_HEADER_LEN;
+        let header = self.data_header_len();
+        let ls_pid = self.ls_pid(path);
+        self.tx.pin_fragments = self.data_paths() == super::path_select::DataPaths::CwndRtt;
+        let max_payload = self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - header;
         let mut wrote = false;
         while let Some(next) = self.tx.peek_len(path, &self.views) {
             let p = &self.paths[pi];
-            if p.flight_size >= p.cc.window() || !self.buffer_split_allows(path) {
+            if p.flight_size >= p.cc.window()
+                || !self.buffer_split_allows(path)
+                || (ls_pid.is_some() && !p.psn.has_room())
+            {
                 break;
             }
             let mut cut = max_payload;
-            if data_chunk_size(next.min(max_payload)) > *room {
+            if data_chunk_size(header, next.min(max_payload)) > *room {
                 // A message that is fragmented anyway fills the rest of this packet.
-                let avail = room.saturating_sub(braid_wire::chunk::DATA_HEADER_LEN) & !3;
+                let avail = room.saturating_sub(header) & !3;
                 if next > max_payload && avail >= 512 {
                     cut = avail;
                 } else {
@@ -264,9 +343,13 @@ impl Association {
                 let ev = crate::TraceEvent::StreamScheduled { stream, path, tsn };
                 self.trace.record(now, ev);
             }
-            sent.encode(buf);
-            *room -= data_chunk_size(sent.data.len());
+            if ls_pid.is_some() {
+                sent.psn = self.paths[pi].psn.take();
+            }
+            sent.encode(ls_pid, buf);
+            *room -= data_chunk_size(header, sent.data.len());
             let len = sent.data.len();
+            self.note_assigned(path, len);
             self.tx.peer_rwnd = self.tx.peer_rwnd.saturating_sub(len);
             self.tx.tally.enter(&sent, &mut self.paths);
             let p = &mut self.paths[pi];

@@ -73,8 +73,8 @@ impl Association {
         cmt: bool,
     ) -> Vec<(usize, PathId)> {
         let mut lost = Vec::new();
-        let sfr = cmt && self.cfg.cmt.is_some_and(|c| c.sfr);
-        let dac = cmt && self.cfg.cmt.is_some_and(|c| c.dac);
+        let sfr = cmt && self.multipath_cfg().is_some_and(|c| c.sfr);
+        let dac = cmt && self.multipath_cfg().is_some_and(|c| c.dac);
         // §7.2.4 (1): below the highest TSN newly acked (HTNA); in fast recovery a SACK that
         // moves the cumulative ack counts every hole below the highest TSN acked.
         let in_recovery = self.paths.iter().any(|p| p.recovery != Recovery::Open);

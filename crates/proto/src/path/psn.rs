@@ -1,0 +1,230 @@
+//! LS-SCTP's path sequence numbers (002_*.txt §4.2): each path numbers the DATA it carries
+//! on its own, so that loss detection and congestion control run per path while the
+//! association sequence (the TSN field of LS-DATA) orders delivery.
+//!
+//! On the wire a PSN has 12 bits; both sides keep it unwrapped in a `u32` (the sender
+//! counts from 1, the receiver's cumulative PSN starts at 0) and translate with serial
+//! arithmetic on 12 bits, which is unambiguous while fewer than 2048 PSNs of one path are
+//! outstanding ([`MAX_PSNS_IN_FLIGHT`]).
+
+use std::collections::BTreeSet;
+
+/// PSN values on the wire (12 bits).
+pub(crate) const PSN_MOD: u32 = 1 << 12;
+
+/// PSNs of one path that may be unacknowledged at once: half the 12-bit space, so that a
+/// wire PSN is never ambiguous (serial number arithmetic, RFC 1982).
+pub(crate) const MAX_PSNS_IN_FLIGHT: u32 = PSN_MOD / 2 - 1;
+
+/// The wire form of an unwrapped PSN.
+pub(crate) fn wire(psn: u32) -> u16 {
+    (psn % PSN_MOD) as u16
+}
+
+/// The unwrapped PSN nearest to `reference` whose wire form is `w`.
+pub(crate) fn unwrap_near(reference: u32, w: u16) -> u32 {
+    let d = (u32::from(w).wrapping_sub(reference)) % PSN_MOD;
+    if d < PSN_MOD / 2 {
+        reference.wrapping_add(d)
+    } else {
+        reference.wrapping_sub(PSN_MOD - d)
+    }
+}
+
+/// The sender's sequence of one path.
+#[derive(Debug, Clone)]
+pub(crate) struct PsnSender {
+    /// The next PSN to give a chunk sent on this path.
+    pub(crate) next: u32,
+    /// Highest PSN the peer acknowledged cumulatively (or we told it to skip to).
+    pub(crate) peer_cum: u32,
+    /// PSN of the copy probing this path after a timeout (LS-SCTP timeout handling):
+    /// no new data goes here until it is acknowledged.
+    pub(crate) probe: Option<u32>,
+    /// `seq` of the chunk whose copy is to probe this path next (LS-SCTP timeout handling).
+    pub(crate) copy_of: Option<u64>,
+    /// An LS-FORWARD-PSN for this path should go out with the next packet.
+    pub(crate) forward_due: bool,
+    /// The cumulative PSN that LS-FORWARD-PSN announces.
+    pub(crate) forward_to: u32,
+}
+
+impl Default for PsnSender {
+    fn default() -> Self {
+        Self {
+            next: 1,
+            peer_cum: 0,
+            probe: None,
+            copy_of: None,
+            forward_due: false,
+            forward_to: 0,
+        }
+    }
+}
+
+impl PsnSender {
+    /// Takes the next PSN.
+    pub(crate) fn take(&mut self) -> u32 {
+        let p = self.next;
+        self.next = self.next.wrapping_add(1);
+        p
+    }
+
+    /// Whether another PSN may be used without making the wire form ambiguous.
+    pub(crate) fn has_room(&self) -> bool {
+        self.next.wrapping_sub(self.peer_cum) <= MAX_PSNS_IN_FLIGHT
+    }
+}
+
+/// What the receiver knows of one path's PSNs, for its LS-SACKs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PsnMap {
+    /// Every PSN up to this one arrived (or the sender said it never will).
+    cum: u32,
+    /// PSNs above `cum` that arrived.
+    above: BTreeSet<u32>,
+    /// PSNs that arrived twice since the last LS-SACK, as on the wire.
+    dups: Vec<u32>,
+    /// Something arrived since the last LS-SACK for this path.
+    pub(crate) fresh: bool,
+    /// The peer has used this path id at all.
+    pub(crate) used: bool,
+}
+
+/// The PSNs held above the cumulative one at most: what an honest sender can have in
+/// flight on one path.
+const MAX_ABOVE: usize = MAX_PSNS_IN_FLIGHT as usize;
+
+impl PsnMap {
+    /// Records the arrival of wire PSN `w`. Returns false if it is too far from what was
+    /// seen to be placed (ignored: an honest sender never does this).
+    pub(crate) fn insert(&mut self, w: u16, max_dups: usize) -> bool {
+        self.used = true;
+        self.fresh = true;
+        let psn = unwrap_near(self.cum, w);
+        let ahead = psn.wrapping_sub(self.cum);
+        if ahead == 0 || ahead > MAX_PSNS_IN_FLIGHT || self.above.contains(&psn) {
+            // At or below the cumulative PSN (serially), or seen: a duplicate.
+            if ahead == 0 || ahead > PSN_MOD / 2 || self.above.contains(&psn) {
+                if self.dups.len() < max_dups {
+                    self.dups.push(u32::from(w));
+                }
+                return true;
+            }
+            return false;
+        }
+        if self.above.len() >= MAX_ABOVE {
+            return false;
+        }
+        self.above.insert(psn);
+        self.advance();
+        true
+    }
+
+    /// The sender will never send PSNs up to wire PSN `w` (LS-FORWARD-PSN).
+    pub(crate) fn forward(&mut self, w: u16) {
+        let to = unwrap_near(self.cum, w);
+        let ahead = to.wrapping_sub(self.cum);
+        if ahead == 0 || ahead > MAX_PSNS_IN_FLIGHT {
+            return; // Old or absurd: nothing to skip.
+        }
+        self.fresh = true;
+        self.cum = to;
+        self.above = self.above.split_off(&to.wrapping_add(1));
+        self.advance();
+    }
+
+    fn advance(&mut self) {
+        while self.above.remove(&self.cum.wrapping_add(1)) {
+            self.cum = self.cum.wrapping_add(1);
+        }
+    }
+
+    /// The cumulative PSN as on the wire, at most `max_blocks` gap blocks (start, end
+    /// offsets from it), and the duplicates since the last call.
+    pub(crate) fn report(&mut self, max_blocks: usize) -> (u32, Vec<(u16, u16)>, Vec<u32>) {
+        let mut blocks: Vec<(u16, u16)> = Vec::new();
+        for &p in &self.above {
+            let off = p.wrapping_sub(self.cum);
+            let Ok(off) = u16::try_from(off) else { break };
+            let n = blocks.len();
+            if n > 0 && blocks[n - 1].1 + 1 == off {
+                blocks[n - 1].1 = off;
+            } else if n == max_blocks {
+                break;
+            } else {
+                blocks.push((off, off));
+            }
+        }
+        self.fresh = false;
+        (
+            u32::from(wire(self.cum)),
+            blocks,
+            std::mem::take(&mut self.dups),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwrapping_picks_the_nearest_value_across_the_12_bit_wrap() {
+        assert_eq!(unwrap_near(4095, 0), 4096);
+        assert_eq!(unwrap_near(4096, 4095), 4095);
+        assert_eq!(unwrap_near(10_000, wire(10_500)), 10_500);
+        assert_eq!(unwrap_near(10_000, wire(9_000)), 9_000);
+    }
+
+    #[test]
+    fn a_path_s_psns_are_reported_as_cumulative_ack_and_gap_blocks() {
+        let mut m = PsnMap::default();
+        for w in [1, 2, 4, 5, 7] {
+            assert!(m.insert(w, 4));
+        }
+        assert!(m.insert(2, 4)); // duplicate
+        assert_eq!(m.report(16), (2, vec![(2, 3), (5, 5)], vec![2]));
+        m.insert(3, 4);
+        assert_eq!(m.report(16), (5, vec![(2, 2)], vec![]));
+    }
+
+    #[test]
+    fn forward_psn_skips_holes_the_sender_gave_up() {
+        let mut m = PsnMap::default();
+        for w in [1, 3, 4] {
+            m.insert(w, 4);
+        }
+        m.forward(2);
+        assert_eq!(m.report(16).0, 4);
+        // An old forward changes nothing.
+        m.forward(1);
+        assert_eq!(m.report(16).0, 4);
+    }
+
+    #[test]
+    fn the_receiver_follows_the_sequence_through_many_wraps() {
+        let mut m = PsnMap::default();
+        for psn in 1..20_000u32 {
+            if psn % 7 != 0 {
+                m.insert(wire(psn), 4);
+            } else {
+                // Lost, later skipped by the sender.
+                m.insert(wire(psn + 1), 4);
+                m.forward(wire(psn));
+            }
+        }
+        let (cum, blocks, _) = m.report(16);
+        // 19_999 is a multiple of 7: its successor arrived and it was skipped.
+        assert_eq!(cum, u32::from(wire(20_000)));
+        assert!(blocks.is_empty());
+    }
+
+    #[test]
+    fn a_hostile_psn_far_ahead_is_not_held() {
+        let mut m = PsnMap::default();
+        // Half the 12-bit space or more ahead reads as old: reported as a duplicate, not held.
+        assert!(m.insert(3000, 4));
+        assert_eq!(m.report(16), (0, vec![], vec![3000]));
+    }
+}
