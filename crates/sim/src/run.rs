@@ -17,7 +17,7 @@ use std::time::Duration;
 use braid_proto::config::PATH_MTU_RANGE;
 use braid_proto::{
     AssocId, Association, AssociationConfig, CmtConfig, ConfigError, Endpoint, EndpointConfig,
-    Event, Instant,
+    Event, Instant, PathAssignment, TimeoutHandling,
 };
 use braid_wire::chunk::{DATA_HEADER_LEN, Data, LsData, LsSack, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
@@ -441,8 +441,18 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         stream_scheduler: a.stream_scheduler.unwrap_or(d.stream_scheduler),
         stream_paths: stream_path_indices(s),
         load_sharing: mode == LoadSharing::Ls,
-        path_assignment: a.path_assignment.unwrap_or(d.path_assignment),
-        timeout_handling: a.timeout_handling.unwrap_or(d.timeout_handling),
+        // Unset, each protocol runs as its paper describes it: LS-SCTP assigns by cwnd/RTT
+        // and probes with copies (002_*.txt §4.3), CMT goes round-robin with SCTP's handling.
+        path_assignment: a.path_assignment.unwrap_or(if mode == LoadSharing::Ls {
+            PathAssignment::CwndRtt
+        } else {
+            d.path_assignment
+        }),
+        timeout_handling: a.timeout_handling.unwrap_or(if mode == LoadSharing::Ls {
+            TimeoutHandling::Ls
+        } else {
+            d.timeout_handling
+        }),
         max_data_paths: a.max_paths,
         path_loss_threshold: a.path_loss_threshold,
         pf_max_retrans: if a.pf.unwrap_or(true) {

@@ -320,10 +320,13 @@ pub struct AssociationSpec {
     /// INIT/INIT-ACK; with a peer that does not offer it, `cmt` decides).
     pub load_sharing: Option<LoadSharing>,
     /// How new data is divided among the paths: `round-robin` (CMT) or `cwnd-rtt`
-    /// (LS-SCTP, 002_*.txt §4.3).
+    /// (LS-SCTP, 002_*.txt §4.3). Unset: `cwnd-rtt` with `load_sharing = "ls"`, else
+    /// `round-robin`.
     pub path_assignment: Option<PathAssignment>,
     /// What a timeout does to a path under CMT or LS-SCTP: `sctp` (retransmit elsewhere,
-    /// probe with new data) or `ls` (probe with a copy of a retransmitted chunk).
+    /// probe with new data) or `ls` (probe with a copy of a retransmitted chunk; without
+    /// LS-SCTP, with heartbeats in the potentially-failed state). Unset: `ls` with
+    /// `load_sharing = "ls"`, else `sctp`.
     pub timeout_handling: Option<TimeoutHandling>,
     /// At most this many paths carry new data at once.
     pub max_paths: Option<u16>,

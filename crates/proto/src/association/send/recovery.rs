@@ -184,9 +184,12 @@ impl Association {
     /// One more consecutive error on `path` and on the association (RFC 9260 §8.1, §8.2).
     pub(crate) fn count_error(&mut self, now: Instant, path: PathId) {
         let max_path = self.cfg.path_max_retrans;
-        // LS-SCTP's timeout handling probes the path with copies instead of the PF state.
+        // LS-SCTP's timeout handling probes the path with copies instead of the PF state;
+        // without LS-SCTP's PSNs a copy's answer is ambiguous, so heartbeats probe it (PF).
         let pfmr = if self.ls_copy_probing() {
             None
+        } else if self.cfg.timeout_handling == crate::config::TimeoutHandling::Ls {
+            Some(self.cfg.pf_max_retrans.unwrap_or(0))
         } else {
             self.cfg.pf_max_retrans
         };
