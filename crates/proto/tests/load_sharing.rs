@@ -1,0 +1,343 @@
+//! LS-SCTP (002_*.txt §4): two endpoints with two addresses each (path i is
+//! 10.i.0.1 ↔ 10.i.0.2), wired in memory; every test reads what went on the wire (the
+//! pair's log, before loss) and what the application received.
+//!
+//! Negotiation (§4.6), LS-DATA/LS-SACK with per-path sequence numbers and braid's
+//! LS-FORWARD-PSN (§4.2), retransmission to another path and timeout handling with a probe
+//! copy (§4.3), the Path Monitor (§4.4), cwnd/RTT path assignment with a message's
+//! fragments on one path (§4.3, §4.5).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use braid_proto::{
+    AssocId, AssociationConfig, CmtConfig, Instant, PathId, PathState, SendOptions, TraceEvent,
+};
+use braid_wire::chunk::{ChunkType, Data, LsData, LsForwardPsn, LsSack};
+use braid_wire::{Chunk, ChunkBody, Packet, Param, RawChunk, raw_chunks};
+use common::traffic::{Plan, check, message, transfer};
+use common::{Dir, Logged, Pair, Wire};
+
+const LS_DATA: u8 = 0xB0;
+const LS_SACK: u8 = 0xB1;
+const LS_FORWARD_PSN: u8 = 0xB2;
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// LS-SCTP offered, the other settings RFC 9260's.
+fn ls() -> AssociationConfig {
+    AssociationConfig {
+        load_sharing: true,
+        ..AssociationConfig::default()
+    }
+}
+
+/// A two-path pair, connected, with both paths confirmed and active on both sides; the log
+/// is on from the first INIT.
+fn connected(client: AssociationConfig, server: AssociationConfig, seed: u64) -> Conn {
+    let mut p = Pair::multihomed_with(client, server, 2, seed);
+    p.keep_log = true;
+    let (c, s) = p.connect();
+    let deadline = p.now + secs(30);
+    let up = p.run_until(deadline, |p| {
+        let all = |ps: Vec<braid_proto::PathInfo>| {
+            ps.len() == 2
+                && ps
+                    .iter()
+                    .all(|x| x.confirmed && x.state == PathState::Active)
+        };
+        all(p.client.association(c).unwrap().paths())
+            && all(p.server.association(s).unwrap().paths())
+    });
+    assert!(
+        up,
+        "paths not confirmed: {:?}",
+        p.client.association(c).unwrap().paths()
+    );
+    Conn { p, c, s }
+}
+
+struct Conn {
+    p: Pair,
+    c: AssocId,
+    s: AssocId,
+}
+
+/// The chunks of a logged datagram, framed (braid's LS chunks are `Unknown` to `Chunk`).
+fn chunks(l: &Logged) -> Vec<RawChunk> {
+    raw_chunks(&l.bytes).filter_map(Result::ok).collect()
+}
+
+fn types(l: &Logged) -> Vec<u8> {
+    chunks(l).iter().map(|c| c.chunk_type.0).collect()
+}
+
+fn all<T: ChunkBody>(l: &Logged) -> Vec<T> {
+    chunks(l)
+        .into_iter()
+        .filter_map(|r| r.decode_as::<T>()?.ok())
+        .collect()
+}
+
+/// Every LS-DATA the client sent: (time, path, chunk), in order.
+fn client_ls_data(log: &[Logged]) -> Vec<(Instant, usize, LsData)> {
+    log.iter()
+        .filter(|l| l.dir == Dir::ToServer)
+        .flat_map(|l| all::<LsData>(l).into_iter().map(|d| (l.at, l.path, d)))
+        .collect()
+}
+
+/// Every LS-SACK the server sent: (time, chunk).
+fn server_ls_sacks(log: &[Logged]) -> Vec<(Instant, LsSack)> {
+    log.iter()
+        .filter(|l| l.dir == Dir::ToClient)
+        .flat_map(|l| all::<LsSack>(l).into_iter().map(|s| (l.at, s)))
+        .collect()
+}
+
+/// 12-bit serial comparison: `a` is `b` or after it.
+fn psn_ge(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b)) % 4096 < 2048
+}
+
+/// The parameters of the INIT (or INIT-ACK) in the log.
+fn init_params(log: &[Logged], ack: bool) -> Vec<Param> {
+    for l in log {
+        let Ok(pkt) = Packet::decode(&l.bytes) else {
+            continue;
+        };
+        for c in pkt.chunks {
+            match c {
+                Chunk::Init(i) if !ack => return i.params,
+                Chunk::InitAck(i) if ack => return i.params,
+                _ => {}
+            }
+        }
+    }
+    panic!("no INIT{} in the log", if ack { "-ACK" } else { "" });
+}
+
+fn offers_ls(params: &[Param]) -> bool {
+    params.contains(&Param::LoadSharingSupported)
+}
+
+/// Sends `n` checked messages of `len` bytes on stream 0, runs until all arrived, checks
+/// them in order.
+fn exchange(conn: &mut Conn, n: u32, len: usize) {
+    let Conn { p, c, s } = conn;
+    let now = p.now;
+    let a = p.client.association_mut(*c).unwrap();
+    for i in 0..n {
+        a.send(now, 0, message(0, i, len), SendOptions::default())
+            .unwrap();
+    }
+    let mut got = 0;
+    let deadline = p.now + secs(30);
+    let done = p.run_until(deadline, |p| {
+        while let Some(m) = p.server.association_mut(*s).unwrap().recv() {
+            assert_eq!(check(&m.data), (0, got));
+            got += 1;
+        }
+        got == n
+    });
+    assert!(done, "{got}/{n} messages arrived");
+}
+
+// ============================================================================ negotiation
+
+/// Both sides offer LS-SCTP: both list Load-Sharing-Supported, and every DATA and SACK of
+/// the association is an LS-DATA or LS-SACK.
+#[test]
+fn both_sides_offering_ls_use_ls_data_and_ls_sack_only() {
+    let mut conn = connected(ls(), ls(), 1);
+    exchange(&mut conn, 50, 3000);
+    let log = &conn.p.log;
+    assert!(offers_ls(&init_params(log, false)));
+    assert!(offers_ls(&init_params(log, true)));
+    let ty: Vec<(Dir, u8)> = log
+        .iter()
+        .flat_map(|l| types(l).into_iter().map(move |t| (l.dir, t)))
+        .collect();
+    assert!(
+        !ty.iter().any(|(_, t)| *t == ChunkType::DATA.0
+            || *t == ChunkType::SACK.0
+            || *t == ChunkType::NR_SACK.0),
+        "plain DATA or SACK under LS-SCTP"
+    );
+    assert!(ty.contains(&(Dir::ToServer, LS_DATA)));
+    assert!(ty.contains(&(Dir::ToClient, LS_SACK)));
+}
+
+/// Only one side offers LS-SCTP (either one): standard SCTP, and no LS chunk ever leaves
+/// either side.
+#[test]
+fn one_side_offering_ls_falls_back_to_standard_sctp() {
+    for (client, server, seed) in [
+        (ls(), AssociationConfig::default(), 2),
+        (AssociationConfig::default(), ls(), 3),
+    ] {
+        let (client_ls, server_ls) = (client.load_sharing, server.load_sharing);
+        let mut conn = connected(client, server, seed);
+        exchange(&mut conn, 50, 3000);
+        let log = &conn.p.log;
+        assert_eq!(offers_ls(&init_params(log, false)), client_ls);
+        assert_eq!(offers_ls(&init_params(log, true)), server_ls);
+        let ty: BTreeSet<u8> = log.iter().flat_map(types).collect();
+        for t in [LS_DATA, LS_SACK, LS_FORWARD_PSN] {
+            assert!(!ty.contains(&t), "chunk {t:#x} without LS-SCTP negotiated");
+        }
+        // DATA, and SACK or NR-SACK (braid's default when both sides list it).
+        assert!(ty.contains(&ChunkType::DATA.0));
+        assert!(ty.contains(&ChunkType::SACK.0) || ty.contains(&ChunkType::NR_SACK.0));
+        // Standard SCTP: new data on the primary path only.
+        let data_paths: BTreeSet<usize> = log
+            .iter()
+            .filter(|l| types(l).contains(&ChunkType::DATA.0))
+            .map(|l| l.path)
+            .collect();
+        assert_eq!(data_paths, BTreeSet::from([0]));
+    }
+}
+
+/// One side offers LS-SCTP and both run CMT: the association falls back to CMT (DATA on
+/// both paths), not to LS.
+#[test]
+fn ls_offer_without_the_peers_falls_back_to_cmt_when_configured() {
+    let cmt = AssociationConfig {
+        cmt: Some(CmtConfig::default()),
+        ..AssociationConfig::default()
+    };
+    let client = AssociationConfig {
+        load_sharing: true,
+        ..cmt.clone()
+    };
+    let mut conn = connected(client, cmt, 4);
+    exchange(&mut conn, 200, 3000);
+    let log = &conn.p.log;
+    let ty: BTreeSet<u8> = log.iter().flat_map(types).collect();
+    for t in [LS_DATA, LS_SACK, LS_FORWARD_PSN] {
+        assert!(!ty.contains(&t), "chunk {t:#x} without LS-SCTP negotiated");
+    }
+    let data_paths: BTreeSet<usize> = log
+        .iter()
+        .filter(|l| l.dir == Dir::ToServer && !all::<Data>(l).is_empty())
+        .map(|l| l.path)
+        .collect();
+    assert_eq!(data_paths, BTreeSet::from([0, 1]), "CMT uses both paths");
+}
+
+/// Neither side offers LS-SCTP: no Load-Sharing-Supported parameter at all.
+#[test]
+fn load_sharing_supported_is_listed_only_when_configured() {
+    let conn = connected(AssociationConfig::default(), AssociationConfig::default(), 5);
+    assert!(!offers_ls(&init_params(&conn.p.log, false)));
+    assert!(!offers_ls(&init_params(&conn.p.log, true)));
+}
+
+// ============================================================ transfer, loss, LS-FORWARD-PSN
+
+/// The client's trace events (tracing must have been switched on).
+fn client_traces(p: &mut Pair) -> Vec<(Instant, TraceEvent)> {
+    let mut v = Vec::new();
+    p.client.drain_traces(|_, at, e| v.push((at, e.clone())));
+    v
+}
+
+/// A bulk transfer over two LS paths, path 1 losing 4 % of what goes to the server: every
+/// message arrives intact, once, in order per stream; chunks lost on path 1 are fast
+/// retransmitted on path 0; the PSNs those chunks leave behind on path 1 are skipped with
+/// LS-FORWARD-PSN, and the receiver's cumulative PSN of path 1 moves past them, so at the
+/// end it stands at the last PSN path 1 carried, with no gap.
+#[test]
+fn a_lossy_path_loses_nothing_and_its_lost_psns_are_forwarded() {
+    let mut conn = connected(ls(), ls(), 10);
+    conn.p.client.set_tracing(true);
+    conn.p.path_wires[1].0 = Wire::hostile(0.04, 0.0, 0.0);
+    let plan = Plan {
+        streams: 3,
+        total_bytes: 3_000_000,
+        size: Box::new(|n| 200 + (n as usize * 397) % 2800),
+        unordered: false,
+    };
+    let Conn { p, c, s } = &mut conn;
+    let out = transfer(p, *c, *s, &plan, secs(300));
+    assert!(out.messages > 1000);
+    p.run_for(secs(2)); // the last LS-SACKs and LS-FORWARD-PSNs settle
+
+    // Fast retransmissions of chunks lost on path 1 went to path 0 (§4.3).
+    let fr: Vec<(PathId, PathId)> = client_traces(p)
+        .into_iter()
+        .filter_map(|(_, e)| match e {
+            TraceEvent::FastRetransmit {
+                lost_on, resent_on, ..
+            } => Some((lost_on, resent_on)),
+            _ => None,
+        })
+        .collect();
+    let from_1: Vec<_> = fr.iter().filter(|(l, _)| *l == PathId(1)).collect();
+    assert!(from_1.len() >= 10, "fast retransmits: {fr:?}");
+    assert!(
+        from_1.iter().all(|(_, r)| *r == PathId(0)),
+        "a chunk lost on path 1 was resent on it: {fr:?}"
+    );
+    // On the wire: ASNs first sent on path 1 and sent again on path 0.
+    let data = client_ls_data(&p.log);
+    let mut first: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut moved = 0;
+    for (_, path, d) in &data {
+        assert_eq!(usize::from(d.pid), *path, "PID names the path it went on");
+        match first.get(&d.asn) {
+            None => {
+                first.insert(d.asn, *path);
+            }
+            Some(&1) if *path == 0 => moved += 1,
+            _ => {}
+        }
+    }
+    assert!(moved >= 10, "{moved} chunks moved from path 1 to path 0");
+
+    // LS-FORWARD-PSN for path 1, and the receiver's cumulative PSN follows.
+    let forwards: Vec<(Instant, u8, u16)> = p
+        .log
+        .iter()
+        .filter(|l| l.dir == Dir::ToServer)
+        .flat_map(|l| {
+            all::<LsForwardPsn>(l)
+                .into_iter()
+                .flat_map(|f| f.entries)
+                .map(move |(pid, w)| (l.at, pid, w))
+        })
+        .collect();
+    assert!(
+        forwards.iter().any(|(_, pid, _)| *pid == 1),
+        "no LS-FORWARD-PSN for path 1: {forwards:?}"
+    );
+    let sacks = server_ls_sacks(&p.log);
+    for (at, pid, w) in &forwards {
+        assert!(
+            sacks
+                .iter()
+                .any(|(t, s)| t > at && s.pid == *pid && psn_ge(s.cum_psn, u32::from(*w))),
+            "no LS-SACK of path {pid} reached PSN {w} after the LS-FORWARD-PSN at {at:?}"
+        );
+    }
+    for path in [0u8, 1] {
+        let last_psn = data
+            .iter()
+            .filter(|(_, _, d)| d.pid == path)
+            .map(|(_, _, d)| d.psn)
+            .last()
+            .unwrap();
+        let (_, last) = sacks.iter().rfind(|(_, s)| s.pid == path).unwrap();
+        assert_eq!(
+            (last.cum_psn, last.gap_blocks.len()),
+            (u32::from(last_psn), 0),
+            "path {path}: the receiver's last LS-SACK"
+        );
+    }
+}
