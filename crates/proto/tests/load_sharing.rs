@@ -234,7 +234,11 @@ fn ls_offer_without_the_peers_falls_back_to_cmt_when_configured() {
 /// Neither side offers LS-SCTP: no Load-Sharing-Supported parameter at all.
 #[test]
 fn load_sharing_supported_is_listed_only_when_configured() {
-    let conn = connected(AssociationConfig::default(), AssociationConfig::default(), 5);
+    let conn = connected(
+        AssociationConfig::default(),
+        AssociationConfig::default(),
+        5,
+    );
     assert!(!offers_ls(&init_params(&conn.p.log, false)));
     assert!(!offers_ls(&init_params(&conn.p.log, true)));
 }
@@ -340,4 +344,42 @@ fn a_lossy_path_loses_nothing_and_its_lost_psns_are_forwarded() {
             "path {path}: the receiver's last LS-SACK"
         );
     }
+}
+
+/// Both paths lose 3 % of what goes to the server: a chunk lost on either path is fast
+/// retransmitted on the other one, never on the path it was lost on (§4.3: "retransmits the
+/// data chunk(s) on a different path than the one used for the original transmission").
+#[test]
+fn a_fast_retransmission_always_changes_path_when_both_paths_lose() {
+    let mut conn = connected(ls(), ls(), 11);
+    conn.p.client.set_tracing(true);
+    conn.p.path_wires[0].0 = Wire::hostile(0.03, 0.0, 0.0);
+    conn.p.path_wires[1].0 = Wire::hostile(0.03, 0.0, 0.0);
+    let plan = Plan {
+        streams: 2,
+        total_bytes: 3_000_000,
+        size: Box::new(|n| 500 + (n as usize * 131) % 1500),
+        unordered: false,
+    };
+    let Conn { p, c, s } = &mut conn;
+    transfer(p, *c, *s, &plan, secs(300));
+    let fr: Vec<(PathId, PathId)> = client_traces(p)
+        .into_iter()
+        .filter_map(|(_, e)| match e {
+            TraceEvent::FastRetransmit {
+                lost_on, resent_on, ..
+            } => Some((lost_on, resent_on)),
+            _ => None,
+        })
+        .collect();
+    for path in [PathId(0), PathId(1)] {
+        assert!(fr.iter().filter(|(l, _)| *l == path).count() >= 5, "{fr:?}");
+    }
+    let same: Vec<_> = fr.iter().filter(|(l, r)| l == r).collect();
+    assert!(
+        same.is_empty(),
+        "{} of {} resent on the path they were lost on",
+        same.len(),
+        fr.len()
+    );
 }
