@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use braid_proto::{
-    AssocId, AssociationConfig, CmtConfig, Instant, PathId, PathState, SendOptions, TraceEvent,
+    AssocId, AssociationConfig, CmtConfig, Event, Instant, PathAssignment, PathId, PathState,
+    SendError, SendOptions, TimeoutHandling, TraceEvent,
 };
 use braid_wire::chunk::{ChunkType, Data, LsData, LsForwardPsn, LsSack};
 use braid_wire::{Chunk, ChunkBody, Packet, Param, RawChunk, raw_chunks};
@@ -381,5 +382,255 @@ fn a_fast_retransmission_always_changes_path_when_both_paths_lose() {
         "{} of {} resent on the path they were lost on",
         same.len(),
         fr.len()
+    );
+}
+
+// ======================================================================= path failure
+
+/// A steady sender: one 1000-byte message on stream 0 every 10 ms; the receiver reads and
+/// checks everything at once.
+struct Steady {
+    next: u32,
+    expected: u32,
+    /// (time, message number) of each delivery.
+    delivered: Vec<(Instant, u32)>,
+    /// The client's events with the time they were seen.
+    events: Vec<(Instant, Event)>,
+    last_send: Option<Instant>,
+}
+
+impl Steady {
+    fn new() -> Self {
+        Self {
+            next: 0,
+            expected: 0,
+            delivered: Vec::new(),
+            events: Vec::new(),
+            last_send: None,
+        }
+    }
+
+    /// Runs `d` of virtual time.
+    fn run(&mut self, conn: &mut Conn, d: Duration) {
+        let Conn { p, c, s } = conn;
+        let end = p.now + d;
+        while p.now < end {
+            let now = p.now;
+            if self
+                .last_send
+                .is_none_or(|t| now >= t + Duration::from_millis(10))
+            {
+                let a = p.client.association_mut(*c).unwrap();
+                match a.send(now, 0, message(0, self.next, 1000), SendOptions::default()) {
+                    Ok(()) => self.next += 1,
+                    Err(SendError::WouldBlock) => {}
+                    Err(e) => panic!("send: {e}"),
+                }
+                self.last_send = Some(now);
+            }
+            while let Some(m) = p.server.association_mut(*s).unwrap().recv() {
+                assert_eq!(check(&m.data), (0, self.expected), "order or content");
+                self.delivered.push((p.now, self.expected));
+                self.expected += 1;
+            }
+            let seen = p.client_events.len();
+            assert!(p.step());
+            for (_, e) in &p.client_events[seen..] {
+                self.events.push((p.now, e.clone()));
+            }
+        }
+    }
+
+    fn delivered_between(&self, from: Instant, to: Instant) -> usize {
+        self.delivered
+            .iter()
+            .filter(|(t, _)| *t > from && *t <= to)
+            .count()
+    }
+
+    /// When path `path` entered `state` after `after`, if it did.
+    fn path_state_at(&self, path: u16, state: PathState, after: Instant) -> Option<Instant> {
+        self.events.iter().find_map(|(t, e)| {
+            (*t > after
+                && *e
+                    == Event::PathState {
+                        path: PathId(path),
+                        state,
+                    })
+            .then_some(*t)
+        })
+    }
+}
+
+/// ASNs the client sent on path 0 in [from, to] that it had never sent before (new data),
+/// and the number of path-0 packets with LS-DATA in that interval.
+fn new_asns_on_path0(log: &[Logged], from: Instant, to: Instant) -> (Vec<u32>, usize) {
+    let mut seen = BTreeSet::new();
+    let mut fresh = Vec::new();
+    let mut packets = 0;
+    for l in log.iter().filter(|l| l.dir == Dir::ToServer) {
+        let d = all::<LsData>(l);
+        let inside = l.at >= from && l.at <= to && l.path == 0 && !d.is_empty();
+        packets += usize::from(inside);
+        for c in d {
+            if seen.insert(c.asn) && inside {
+                fresh.push(c.asn);
+            }
+        }
+    }
+    (fresh, packets)
+}
+
+/// The first T3 expiry on `path` after `after`.
+fn first_t3(tr: &[(Instant, TraceEvent)], path: u16, after: Instant) -> Instant {
+    tr.iter()
+        .find_map(|(t, e)| {
+            matches!(e, TraceEvent::T3Expired { path: p, .. } if *p == PathId(path))
+                .then_some(*t)
+                .filter(|t| *t > after)
+        })
+        .expect("no T3 expiry on the failed path")
+}
+
+/// Path 0 fails for 5 s under steady traffic, then comes back. Returns the connection,
+/// the traffic, the client's traces, and (down, first T3 on path 0, up).
+fn path0_fails_for_5s(
+    cfg: AssociationConfig,
+    seed: u64,
+) -> (Conn, Steady, Vec<(Instant, TraceEvent)>, [Instant; 3]) {
+    let mut conn = connected(cfg.clone(), cfg, seed);
+    conn.p.client.set_tracing(true);
+    let mut flow = Steady::new();
+    flow.run(&mut conn, secs(3));
+    let down = conn.p.now;
+    conn.p.set_path_down(0, true);
+    flow.run(&mut conn, secs(5));
+    let up = conn.p.now;
+    conn.p.set_path_down(0, false);
+    flow.run(&mut conn, secs(15));
+    let tr = client_traces(&mut conn.p);
+    let t3 = first_t3(&tr, 0, down);
+    (conn, flow, tr, [down, t3, up])
+}
+
+/// LS-SCTP timeout handling (§4.3): after a T3 on the failed path 0, the packets that still
+/// go there carry only copies of chunks that were already sent (and that also went on path
+/// 1), never new data, while delivery goes on over path 1. Once the path is back and a copy
+/// is acknowledged, path 0 carries new data again.
+#[test]
+fn under_ls_timeout_handling_a_failed_path_is_probed_with_copies_only() {
+    let cfg = AssociationConfig {
+        timeout_handling: TimeoutHandling::Ls,
+        path_assignment: PathAssignment::CwndRtt,
+        ..ls()
+    };
+    let (conn, flow, _, [down, t3, up]) = path0_fails_for_5s(cfg, 20);
+    let log = &conn.p.log;
+    let (fresh, packets) = new_asns_on_path0(log, t3, up);
+    assert!(fresh.is_empty(), "new data on the failed path: {fresh:?}");
+    assert!(packets >= 1, "the failed path was never probed with a copy");
+    // Every ASN probing path 0 also went on path 1.
+    let on_1: BTreeSet<u32> = client_ls_data(log)
+        .into_iter()
+        .filter(|(_, p, _)| *p == 1)
+        .map(|(_, _, d)| d.asn)
+        .collect();
+    for (t, path, d) in client_ls_data(log) {
+        if path == 0 && t >= t3 && t <= up {
+            assert!(
+                on_1.contains(&d.asn),
+                "probe copy of ASN {} never sent on path 1",
+                d.asn
+            );
+        }
+    }
+    assert!(
+        flow.delivered_between(down + secs(2), up) >= 200,
+        "delivery stalled while path 0 was down"
+    );
+    let (fresh_after, _) = new_asns_on_path0(log, up, conn.p.now);
+    assert!(
+        !fresh_after.is_empty(),
+        "path 0 never carried new data again"
+    );
+    assert!(flow.expected + 10 >= flow.next, "messages left behind");
+}
+
+/// The same failure with SCTP's timeout handling (and no PF state): the timed-out path is
+/// probed with new data (RFC 9260 §6.3.3), which the LS test above rules out.
+#[test]
+fn under_sctp_timeout_handling_a_failed_path_gets_new_data() {
+    let cfg = AssociationConfig {
+        timeout_handling: TimeoutHandling::Sctp,
+        pf_max_retrans: None,
+        path_assignment: PathAssignment::CwndRtt,
+        ..ls()
+    };
+    let (conn, _, _, [_, t3, up]) = path0_fails_for_5s(cfg, 20);
+    let (fresh, _) = new_asns_on_path0(&conn.p.log, t3, up);
+    assert!(
+        !fresh.is_empty(),
+        "SCTP probes the timed-out path with new data"
+    );
+}
+
+/// A long failure under LS timeout handling: after Path.Max.Retrans + 1 (here 3)
+/// consecutive timeouts of its probe copies path 0 becomes Inactive and carries no data at
+/// all; when it is back, a HEARTBEAT-ACK on it makes it Active again.
+#[test]
+fn a_path_whose_probe_copies_keep_timing_out_becomes_inactive_and_returns_on_heartbeat_ack() {
+    let cfg = AssociationConfig {
+        timeout_handling: TimeoutHandling::Ls,
+        path_assignment: PathAssignment::CwndRtt,
+        path_max_retrans: 2,
+        hb_interval: Some(secs(1)),
+        ..ls()
+    };
+    let mut conn = connected(cfg.clone(), cfg, 21);
+    conn.p.client.set_tracing(true);
+    let mut flow = Steady::new();
+    flow.run(&mut conn, secs(3));
+    let down = conn.p.now;
+    conn.p.set_path_down(0, true);
+    flow.run(&mut conn, secs(30));
+    let up = conn.p.now;
+    conn.p.set_path_down(0, false);
+    flow.run(&mut conn, secs(15));
+    let tr = client_traces(&mut conn.p);
+    let inactive = flow
+        .path_state_at(0, PathState::Inactive, down)
+        .expect("path 0 never became inactive");
+    assert!(inactive < up);
+    let t3s = tr
+        .iter()
+        .filter(|(t, e)| {
+            *t > down
+                && *t <= inactive
+                && matches!(e, TraceEvent::T3Expired { path, .. } if *path == PathId(0))
+        })
+        .count();
+    assert_eq!(t3s, 3, "Path.Max.Retrans + 1 timeouts before Inactive");
+    let log = &conn.p.log;
+    let (_, packets) = new_asns_on_path0(log, inactive, up);
+    assert_eq!(packets, 0, "an inactive path carried data");
+    let active = flow
+        .path_state_at(0, PathState::Active, up)
+        .expect("path 0 never came back");
+    let hb_ack = log.iter().any(|l| {
+        l.dir == Dir::ToClient
+            && l.path == 0
+            && l.at > up
+            && l.at <= active
+            && types(l).contains(&ChunkType::HEARTBEAT_ACK.0)
+    });
+    assert!(hb_ack, "path 0 came back without a HEARTBEAT-ACK on it");
+    assert!(
+        flow.delivered_between(down + secs(2), up) >= 2000,
+        "delivery stalled while path 0 was down"
+    );
+    let (fresh_after, _) = new_asns_on_path0(log, active, conn.p.now);
+    assert!(
+        !fresh_after.is_empty(),
+        "path 0 never carried new data again"
     );
 }
