@@ -634,3 +634,116 @@ fn a_path_whose_probe_copies_keep_timing_out_becomes_inactive_and_returns_on_hea
         "path 0 never carried new data again"
     );
 }
+
+// ===================================================== Path Monitor and the path cap
+
+/// The first transmission of every ASN the client sent: ASN → (path, chunk).
+fn first_transmissions(log: &[Logged]) -> BTreeMap<u32, (usize, LsData)> {
+    let mut first = BTreeMap::new();
+    for (_, path, d) in client_ls_data(log) {
+        first.entry(d.asn).or_insert((path, d));
+    }
+    first
+}
+
+fn bulk(conn: &mut Conn, total: usize, size: usize) {
+    let plan = Plan {
+        streams: 2,
+        total_bytes: total,
+        size: Box::new(move |_| size),
+        unordered: false,
+    };
+    let Conn { p, c, s } = conn;
+    transfer(p, *c, *s, &plan, secs(300));
+}
+
+fn went_inactive(p: &Pair, path: u16) -> bool {
+    p.client_events.iter().any(|(_, e)| {
+        *e == Event::PathState {
+            path: PathId(path),
+            state: PathState::Inactive,
+        }
+    })
+}
+
+/// Path Monitor (§4.4): path 1 loses 20 % of what goes to the server, more than the 10 %
+/// threshold: it leaves the active list (PathState::Inactive) while path 0 stays active,
+/// and the transfer completes intact. Without a threshold the same losses keep it active.
+#[test]
+fn a_path_losing_more_than_the_threshold_leaves_the_active_list() {
+    for (threshold, seed) in [(Some(0.1), 30), (None, 30)] {
+        let cfg = AssociationConfig {
+            path_loss_threshold: threshold,
+            ..ls()
+        };
+        let mut conn = connected(cfg.clone(), cfg, seed);
+        conn.p.path_wires[1].0 = Wire::hostile(0.2, 0.0, 0.0);
+        bulk(&mut conn, 2_000_000, 1200);
+        assert_eq!(
+            went_inactive(&conn.p, 1),
+            threshold.is_some(),
+            "threshold {threshold:?}: {:?}",
+            conn.p.client_events
+        );
+        assert!(!went_inactive(&conn.p, 0), "the clean path left the list");
+    }
+}
+
+/// max_data_paths = 1 with two usable paths: new data goes on one path only (retransmissions
+/// may use the other).
+#[test]
+fn max_data_paths_one_puts_new_data_on_a_single_path() {
+    let cfg = AssociationConfig {
+        max_data_paths: Some(1),
+        ..ls()
+    };
+    let mut conn = connected(cfg.clone(), cfg, 31);
+    bulk(&mut conn, 1_000_000, 1200);
+    let paths: BTreeSet<usize> = first_transmissions(&conn.p.log)
+        .values()
+        .map(|(p, _)| *p)
+        .collect();
+    assert_eq!(paths.len(), 1, "new data on paths {paths:?}");
+    // Without the cap both paths carry new data.
+    let mut conn = connected(ls(), ls(), 31);
+    bulk(&mut conn, 1_000_000, 1200);
+    let paths: BTreeSet<usize> = first_transmissions(&conn.p.log)
+        .values()
+        .map(|(p, _)| *p)
+        .collect();
+    assert_eq!(paths, BTreeSet::from([0, 1]));
+}
+
+// ================================================================== path assignment
+
+/// Cwnd/RTT assignment (§4.3, §4.5): every fragment of a 5000-byte message (four chunks)
+/// goes on the path its first fragment went on, and two equal paths carry about half the
+/// bytes each.
+#[test]
+fn cwnd_rtt_keeps_a_messages_fragments_on_one_path_and_splits_evenly() {
+    let cfg = AssociationConfig {
+        path_assignment: PathAssignment::CwndRtt,
+        ..ls()
+    };
+    let mut conn = connected(cfg.clone(), cfg, 40);
+    bulk(&mut conn, 2_000_000, 5000);
+    let first = first_transmissions(&conn.p.log);
+    // Group fragments by message: (stream, SSN).
+    let mut msg_paths: BTreeMap<(u16, u16), BTreeSet<usize>> = BTreeMap::new();
+    let mut bytes = [0usize; 2];
+    for (path, d) in first.values() {
+        msg_paths
+            .entry((d.stream_id, d.ssn))
+            .or_default()
+            .insert(*path);
+        bytes[*path] += d.user_data.len();
+    }
+    assert!(msg_paths.len() >= 300, "{} messages", msg_paths.len());
+    let split: Vec<_> = msg_paths.iter().filter(|(_, p)| p.len() > 1).collect();
+    assert!(split.is_empty(), "messages split over paths: {split:?}");
+    let share = bytes[0] as f64 / (bytes[0] + bytes[1]) as f64;
+    assert!(
+        (0.4..=0.6).contains(&share),
+        "path 0 carried {share:.2} of the bytes"
+    );
+}
