@@ -779,3 +779,253 @@ fn nothing_answers_the_packets_that_follow_a_peer_abort() {
     }
     s.expect_nothing_for(secs(5));
 }
+
+// ================================================================= LS-SCTP (002_*.txt)
+
+mod ls {
+    use braid_proto::{AssociationConfig, CloseReason, Event, State};
+    use braid_wire::chunk::{CookieEcho, InitAck, LsData, LsForwardPsn, LsSack};
+    use braid_wire::{Chunk, ChunkBody, ErrorCause, Param, RawChunk};
+    use bytes::Bytes;
+
+    use super::common::script::{Out, Script, data, quiet_config, secs, unknown_chunk};
+
+    fn ls_cfg() -> AssociationConfig {
+        AssociationConfig {
+            load_sharing: true,
+            ..quiet_config()
+        }
+    }
+
+    /// An endpoint offering LS-SCTP, and an association with a peer that offers it too
+    /// (`offer`) or not.
+    fn established(offer: bool, seed: u64) -> Script {
+        let mut s = Script::server_with(ls_cfg(), seed);
+        let params = if offer {
+            vec![Param::LoadSharingSupported]
+        } else {
+            vec![]
+        };
+        let p = s.init_packet(s.init_chunk(params));
+        s.inject(&p);
+        let ack: InitAck = s.expect_chunk();
+        assert!(ack.params.contains(&Param::LoadSharingSupported));
+        s.ep_tag = ack.initiate_tag;
+        s.ep_initial_tsn = ack.initial_tsn;
+        let cookie = ack.state_cookie().unwrap().clone();
+        s.send_chunks(vec![CookieEcho { cookie }.into()]);
+        s.assoc = s.ep.accept();
+        assert!(s.assoc.is_some());
+        let _ = s.take_sent(); // COOKIE-ACK
+        s
+    }
+
+    fn chunk<T: ChunkBody>(body: &T) -> Chunk {
+        RawChunk::try_from_body(body).unwrap().into()
+    }
+
+    fn ls_sack(pid: u8, cum_asn: u32, cum_psn: u32) -> Chunk {
+        chunk(&LsSack {
+            pid,
+            cum_asn,
+            a_rwnd: 1 << 20,
+            timestamp: 1,
+            cum_psn,
+            gap_blocks: vec![],
+            dup_psns: vec![],
+        })
+    }
+
+    fn ls_data(asn: u32, pid: u8, psn: u16, payload: &'static [u8]) -> Chunk {
+        chunk(&LsData {
+            asn,
+            pid,
+            psn,
+            stream_id: 0,
+            ssn: 0,
+            ppid: 0,
+            unordered: true,
+            beginning: true,
+            ending: true,
+            immediate: true,
+            user_data: Bytes::from_static(payload),
+        })
+    }
+
+    /// The application sends one message; the LS-DATA that carries it.
+    fn one_ls_data(s: &mut Script) -> LsData {
+        s.app_send(0, b"payload");
+        s.expect().get::<LsData>().expect("LS-DATA")
+    }
+
+    fn assert_protocol_violation(s: &mut Script) {
+        let o = s.expect();
+        let a: braid_wire::chunk::Abort = o.only();
+        assert!(
+            matches!(a.causes.as_slice(), [ErrorCause::ProtocolViolation(_)]),
+            "{:?}",
+            a.causes
+        );
+        assert!(
+            s.events
+                .iter()
+                .any(|(_, _, e)| matches!(e, Event::Closed(CloseReason::ProtocolViolation(_))))
+        );
+        assert_eq!(s.assoc().state(), State::Closed);
+    }
+
+    /// The LS-SACKs the endpoint sends within a second.
+    fn ls_sacks_within_1s(s: &mut Script) -> Vec<LsSack> {
+        let t = s.t();
+        s.collect_until(t + secs(1))
+            .iter()
+            .flat_map(Out::all::<LsSack>)
+            .collect()
+    }
+
+    /// An LS-SACK for a path id the association does not have is a protocol violation
+    /// (the peer cannot have received anything on it), like a SACK for an unsent TSN.
+    #[test]
+    fn an_ls_sack_for_a_path_id_never_used_is_a_protocol_violation() {
+        let mut s = established(true, 60);
+        let d = one_ls_data(&mut s);
+        s.send_chunks(vec![ls_sack(9, d.asn, 0)]);
+        assert_protocol_violation(&mut s);
+    }
+
+    #[test]
+    fn an_ls_sack_for_a_psn_never_sent_is_a_protocol_violation() {
+        let mut s = established(true, 61);
+        let d = one_ls_data(&mut s);
+        s.send_chunks(vec![ls_sack(0, d.asn, u32::from(d.psn) + 5)]);
+        assert_protocol_violation(&mut s);
+    }
+
+    #[test]
+    fn an_ls_sack_for_an_asn_never_sent_is_a_protocol_violation() {
+        let mut s = established(true, 62);
+        let d = one_ls_data(&mut s);
+        s.send_chunks(vec![ls_sack(0, d.asn + 5, u32::from(d.psn))]);
+        assert_protocol_violation(&mut s);
+    }
+
+    /// Truncated LS-DATA, LS-SACK and LS-FORWARD-PSN (and one naming PID 20) are dropped:
+    /// no answer, no panic, the association goes on and its data still flows both ways.
+    #[test]
+    fn malformed_ls_chunks_are_dropped_and_the_association_goes_on() {
+        let mut s = established(true, 63);
+        let d = one_ls_data(&mut s);
+        for bad in [
+            unknown_chunk(0xB0, 3, &[0, 0, 0, 1, 0x00]),
+            unknown_chunk(0xB1, 0, &[0, 0, 0, 0, 0, 0]),
+            unknown_chunk(0xB2, 0, &[0, 0, 1]),
+            unknown_chunk(0xB2, 0, &[0, 20, 0, 1]),
+        ] {
+            s.send_chunks(vec![bad.into()]);
+            s.expect_nothing_now();
+            assert_eq!(s.assoc().state(), State::Established);
+        }
+        // Still acknowledged normally, and the peer's data still delivered.
+        s.send_chunks(vec![
+            ls_sack(0, d.asn, u32::from(d.psn)),
+            ls_data(s.peer_tsn(0), 0, 1, b"after"),
+        ]);
+        assert_eq!(s.app_recv_all(), vec![b"after".to_vec()]);
+        assert_eq!(s.assoc().send_buffered(), 0, "the LS-SACK acknowledged it");
+    }
+
+    /// LS chunks when LS-SCTP was not negotiated (the peer did not offer it) are unknown
+    /// chunks with high bits 10: skipped silently, processing continues (RFC 9260 §3.2):
+    /// no ERROR, their data is not delivered, the DATA behind them is.
+    #[test]
+    fn ls_chunks_without_ls_negotiated_are_skipped_silently() {
+        let mut s = established(false, 64);
+        s.send_chunks(vec![
+            ls_data(s.peer_tsn(0), 0, 1, b"ls data"),
+            ls_sack(0, s.ep_tsn(0), 1),
+            chunk(&LsForwardPsn {
+                entries: vec![(0, 5)],
+            }),
+            data(s.peer_tsn(0), 0, 0, b"plain data"),
+        ]);
+        let outs = s.collect_until(s.t() + secs(1));
+        assert!(
+            outs.iter()
+                .all(|o| !o.has::<braid_wire::chunk::ErrorChunk>())
+        );
+        assert!(outs.iter().all(|o| o.all::<LsSack>().is_empty()));
+        let sack = outs
+            .iter()
+            .find_map(|o| {
+                o.pkt.chunks.iter().find_map(|c| match c {
+                    Chunk::Sack(x) => Some(x.cum_tsn_ack),
+                    Chunk::NrSack(x) => Some(x.cum_tsn_ack),
+                    _ => None,
+                })
+            })
+            .expect("the DATA is acknowledged");
+        assert_eq!(sack, s.peer_tsn(0));
+        assert_eq!(s.app_recv_all(), vec![b"plain data".to_vec()]);
+        assert_eq!(s.assoc().state(), State::Established);
+    }
+
+    /// LS-FORWARD-PSN for a path the peer never used, or more than half the PSN space
+    /// ahead, changes nothing: the next LS-SACK still reports the PSNs that arrived.
+    #[test]
+    fn an_absurd_ls_forward_psn_changes_nothing() {
+        let mut s = established(true, 65);
+        s.send_chunks(vec![ls_data(s.peer_tsn(0), 0, 1, b"one")]);
+        let first = ls_sacks_within_1s(&mut s);
+        assert_eq!(
+            first.iter().map(|x| (x.pid, x.cum_psn)).collect::<Vec<_>>(),
+            [(0, 1)]
+        );
+        s.send_chunks(vec![
+            chunk(&LsForwardPsn {
+                entries: vec![(0, 3000), (7, 100)],
+            }),
+            ls_data(s.peer_tsn(1), 0, 2, b"two"),
+        ]);
+        let later = ls_sacks_within_1s(&mut s);
+        let last = later.last().expect("an LS-SACK");
+        assert_eq!((last.pid, last.cum_psn), (0, 2));
+        assert!(
+            later.iter().all(|x| x.pid == 0),
+            "LS-SACK for an unused path: {later:?}"
+        );
+        assert_eq!(s.app_recv_all().len(), 2);
+    }
+
+    /// LS-DATA whose ASN is too far ahead to be reported is dropped, and its PSN is not
+    /// acknowledged either (the sender will resend it); a PSN half the space away reads as
+    /// old. Nothing is held.
+    #[test]
+    fn ls_data_far_outside_the_window_is_not_acknowledged_or_held() {
+        let mut s = established(true, 66);
+        for i in 0..50u16 {
+            s.send_chunks(vec![ls_data(
+                s.peer_tsn(100_000 + u32::from(i)),
+                0,
+                1 + i,
+                b"far ahead",
+            )]);
+        }
+        s.send_chunks(vec![ls_data(s.peer_tsn(0), 1, 3000, b"old psn")]);
+        let sacks = ls_sacks_within_1s(&mut s);
+        // Path 0: nothing acknowledged (no LS-SACK for it at all, or an empty one).
+        assert!(
+            sacks
+                .iter()
+                .filter(|x| x.pid == 0)
+                .all(|x| x.cum_psn == 0 && x.gap_blocks.is_empty()),
+            "{sacks:?}"
+        );
+        let p1 = sacks
+            .iter()
+            .rfind(|x| x.pid == 1)
+            .expect("LS-SACK for path 1");
+        assert_eq!((p1.cum_psn, p1.gap_blocks.len()), (0, 0), "{p1:?}");
+        assert_eq!(s.app_recv_all(), vec![b"old psn".to_vec()]);
+        assert_eq!(s.assoc().recv_buffered(), 0, "far-ahead chunks held");
+    }
+}

@@ -174,14 +174,17 @@ impl Association {
             self.protocol_violation(now, "LS-SACK acknowledges a PSN that was never sent");
             return;
         }
-        let acked = |x: u32| {
+        let by_cum = |x: u32| {
             let off = x.wrapping_sub(cum_psn);
-            off == 0
-                || off >= 1 << 31
-                || s.gap_blocks
-                    .iter()
-                    .any(|g| (u32::from(g.start)..=u32::from(g.end)).contains(&off))
+            off == 0 || off >= 1 << 31
         };
+        let by_gap = |x: u32| {
+            let off = x.wrapping_sub(cum_psn);
+            s.gap_blocks
+                .iter()
+                .any(|g| (u32::from(g.start)..=u32::from(g.end)).contains(&off))
+        };
+        let acked = |x: u32| by_cum(x) || by_gap(x);
         // The copy probing this path after a timeout arrived: the path is back (§4.3).
         if let Some(probe) = p.psn.probe
             && acked(probe)
@@ -195,13 +198,17 @@ impl Association {
                 self.retarget_stranded();
             }
         }
-        // The TSNs of chunks last sent on this path whose PSN is acknowledged.
+        // The TSNs of chunks last sent on this path whose PSN is acknowledged. The
+        // cumulative PSN also covers PSNs we told the receiver to skip (LS-FORWARD-PSN skips
+        // those of chunks marked for retransmission, see `check_psn_forward`): for such a
+        // chunk only a gap block says that it arrived.
         let mut newly: Vec<u32> = Vec::new();
         for c in &self.tx.outstanding {
+            let skippable = c.state != ChunkState::InFlight || c.path != c.sent_on;
             if usize::from(c.sent_on.0) == pi
                 && matches!(c.state, ChunkState::InFlight | ChunkState::Marked(_))
                 && c.psn != 0
-                && acked(c.psn)
+                && (by_gap(c.psn) || (by_cum(c.psn) && !skippable))
                 && tsn_gt(c.tsn, cum)
             {
                 newly.push(c.tsn);

@@ -69,7 +69,18 @@ pub enum Dir {
     ToClient,
 }
 
-/// Two endpoints joined by two wires.
+/// A datagram put on the wire (before impairment), for packet-level checks.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub at: Instant,
+    pub dir: Dir,
+    /// Index of the path it took (the index of its destination among the receiver's
+    /// addresses; 0 for a single-homed pair).
+    pub path: usize,
+    pub bytes: Bytes,
+}
+
+/// Two endpoints joined by two wires (or, multi-homed, by two wires per path).
 pub struct Pair {
     pub now: Instant,
     pub client: Endpoint,
@@ -79,10 +90,17 @@ pub struct Pair {
     pub to_server: Wire,
     pub to_client: Wire,
     rng: ChaCha8Rng,
-    queue: BinaryHeap<Reverse<(Instant, u64, Dir, Vec<u8>)>>,
+    queue: BinaryHeap<Reverse<(Instant, u64, Dir, SocketAddr, SocketAddr, Vec<u8>)>>,
     seq: u64,
     /// Every datagram put on either wire (before impairment), for packet-level checks.
-    pub log: Vec<(Instant, Dir, Bytes)>,
+    pub log: Vec<Logged>,
+    /// Multi-homed pairs: the client's and the server's addresses, path i being the i-th
+    /// of each (empty: single-homed, `client_addr` and `server_addr`).
+    pub client_addrs: Vec<SocketAddr>,
+    pub server_addrs: Vec<SocketAddr>,
+    /// Multi-homed pairs: (to server, to client) wires of each path; they replace
+    /// `to_server` and `to_client`.
+    pub path_wires: Vec<(Wire, Wire)>,
     pub keep_log: bool,
     buf: Vec<u8>,
     /// Events seen, per side.
@@ -93,10 +111,15 @@ pub struct Pair {
 impl Pair {
     /// A client and a listening server with these association settings, and a seed.
     pub fn new(cfg: AssociationConfig, seed: u64) -> Self {
+        Self::new_with(cfg.clone(), cfg, seed)
+    }
+
+    /// A client and a listening server, each with its own association settings.
+    pub fn new_with(client_cfg: AssociationConfig, cfg: AssociationConfig, seed: u64) -> Self {
         let client = Endpoint::new(
             EndpointConfig {
                 port: 5000,
-                association: cfg.clone(),
+                association: client_cfg,
                 ..Default::default()
             },
             seed ^ 0xc11e,
@@ -122,11 +145,59 @@ impl Pair {
             queue: BinaryHeap::new(),
             seq: 0,
             log: Vec::new(),
+            client_addrs: Vec::new(),
+            server_addrs: Vec::new(),
+            path_wires: Vec::new(),
             keep_log: false,
             buf: Vec::with_capacity(2048),
             client_events: Vec::new(),
             server_events: Vec::new(),
         }
+    }
+
+    /// A pair whose endpoints have `paths` addresses each, 10.i.0.1 (client) and 10.i.0.2
+    /// (server) for path i, every path with a default wire each way.
+    pub fn multihomed(cfg: AssociationConfig, paths: usize, seed: u64) -> Self {
+        Self::multihomed_with(cfg.clone(), cfg, paths, seed)
+    }
+
+    /// [`Pair::multihomed`] with the client's and the server's own settings.
+    pub fn multihomed_with(
+        client_cfg: AssociationConfig,
+        cfg: AssociationConfig,
+        paths: usize,
+        seed: u64,
+    ) -> Self {
+        let mut p = Self::new_with(client_cfg, cfg, seed);
+        let addrs = |host: u8| -> Vec<SocketAddr> {
+            (1..=paths)
+                .map(|i| ([10, i as u8, 0, host], 9899).into())
+                .collect()
+        };
+        p.client_addrs = addrs(1);
+        p.server_addrs = addrs(2);
+        p.client_addr = p.client_addrs[0];
+        p.server_addr = p.server_addrs[0];
+        p.client.set_local_addresses(p.client_addrs.clone());
+        p.server.set_local_addresses(p.server_addrs.clone());
+        p.path_wires = vec![(Wire::default(), Wire::default()); paths];
+        p
+    }
+
+    /// The path a datagram to `to` takes: the index of `to` among the receiver's addresses.
+    fn path_of(&self, dir: Dir, to: SocketAddr) -> usize {
+        let addrs = match dir {
+            Dir::ToServer => &self.server_addrs,
+            Dir::ToClient => &self.client_addrs,
+        };
+        addrs.iter().position(|a| a.ip() == to.ip()).unwrap_or(0)
+    }
+
+    /// Both wires of path `i` lose everything (`down`) or nothing.
+    pub fn set_path_down(&mut self, i: usize, down: bool) {
+        let loss = if down { 1.0 } else { 0.0 };
+        self.path_wires[i].0.loss = loss;
+        self.path_wires[i].1.loss = loss;
     }
 
     /// Starts an association from the client and runs until both sides are connected.
@@ -162,7 +233,15 @@ impl Pair {
                     break;
                 };
                 let bytes = self.buf[..t.size].to_vec();
-                self.send(dir, bytes);
+                let (from, to) = if self.path_wires.is_empty() {
+                    match dir {
+                        Dir::ToServer => (self.client_addr, self.server_addr),
+                        Dir::ToClient => (self.server_addr, self.client_addr),
+                    }
+                } else {
+                    (t.local, t.remote)
+                };
+                self.send(dir, from, to, bytes);
             }
         }
         while let Some(e) = self.client.poll_event() {
@@ -173,13 +252,21 @@ impl Pair {
         }
     }
 
-    fn send(&mut self, dir: Dir, bytes: Vec<u8>) {
+    fn send(&mut self, dir: Dir, from: SocketAddr, to: SocketAddr, bytes: Vec<u8>) {
+        let path = self.path_of(dir, to);
         if self.keep_log {
-            self.log.push((self.now, dir, Bytes::from(bytes.clone())));
+            self.log.push(Logged {
+                at: self.now,
+                dir,
+                path,
+                bytes: Bytes::from(bytes.clone()),
+            });
         }
-        let w = match dir {
-            Dir::ToServer => self.to_server.clone(),
-            Dir::ToClient => self.to_client.clone(),
+        let w = match (dir, self.path_wires.get(path)) {
+            (Dir::ToServer, Some(w)) => w.0.clone(),
+            (Dir::ToClient, Some(w)) => w.1.clone(),
+            (Dir::ToServer, None) => self.to_server.clone(),
+            (Dir::ToClient, None) => self.to_client.clone(),
         };
         if self.rng.random_bool(w.loss) {
             return;
@@ -198,25 +285,28 @@ impl Pair {
                 at += Duration::from_micros(extra);
             }
             self.seq += 1;
-            self.queue.push(Reverse((at, self.seq, dir, bytes.clone())));
+            self.queue
+                .push(Reverse((at, self.seq, dir, from, to, bytes.clone())));
         }
     }
 
     /// Injects a raw datagram as if it came over the wire now.
     pub fn inject(&mut self, dir: Dir, bytes: Vec<u8>) {
-        self.deliver(dir, Bytes::from(bytes));
+        let (from, to) = match dir {
+            Dir::ToServer => (self.client_addr, self.server_addr),
+            Dir::ToClient => (self.server_addr, self.client_addr),
+        };
+        self.deliver(dir, from, to, Bytes::from(bytes));
         self.flush();
     }
 
-    fn deliver(&mut self, dir: Dir, bytes: Bytes) {
+    fn deliver(&mut self, dir: Dir, from: SocketAddr, to: SocketAddr, bytes: Bytes) {
         match dir {
             Dir::ToServer => {
-                self.server
-                    .handle_datagram(self.now, self.server_addr, self.client_addr, bytes);
+                self.server.handle_datagram(self.now, to, from, bytes);
             }
             Dir::ToClient => {
-                self.client
-                    .handle_datagram(self.now, self.client_addr, self.server_addr, bytes);
+                self.client.handle_datagram(self.now, to, from, bytes);
             }
         }
     }
@@ -241,10 +331,10 @@ impl Pair {
             if *t > self.now {
                 break;
             }
-            let Some(Reverse((_, _, dir, bytes))) = self.queue.pop() else {
+            let Some(Reverse((_, _, dir, from, to, bytes))) = self.queue.pop() else {
                 break;
             };
-            self.deliver(dir, Bytes::from(bytes));
+            self.deliver(dir, from, to, Bytes::from(bytes));
         }
         self.client.handle_timeout(self.now);
         self.server.handle_timeout(self.now);
