@@ -42,20 +42,46 @@ pub(crate) enum ReproduceCommand {
         #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["quick", "seeds"])]
         merge: Vec<PathBuf>,
     },
+    /// Fig. 12–20 of "LS-SCTP: a bandwidth aggregation technique for SCTP" (002_*.txt):
+    /// scaling with paths, loss, bandwidth fluctuation, short and long path failures, with
+    /// LS-SCTP's and SCTP's timeout handling and CMT-SCTP side by side. Writes per-figure
+    /// results and time series, PNG plots and report.md (paper vs braid).
+    LsSctp {
+        /// Fewer seeds and three loss rates in Fig. 13 (seconds on 2 cores, release).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory [default: results/ls-sctp].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Runs at a time [default: the number of cores]. Results do not depend on it.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
+        /// Seeds per point [default: each figure file's (10 in Fig. 13, as the paper)].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        seeds: Option<u32>,
+    },
 }
 
 use crate::progress::{Progress, wall_clock};
 
 pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
-    let ReproduceCommand::CmtScheduling {
-        quick,
-        out,
-        jobs,
-        seeds,
-        shard,
-        fresh,
-        merge: merge_dirs,
-    } = cmd;
+    let (quick, out, jobs, seeds, shard, fresh, merge_dirs) = match cmd {
+        ReproduceCommand::CmtScheduling {
+            quick,
+            out,
+            jobs,
+            seeds,
+            shard,
+            fresh,
+            merge,
+        } => (quick, out, jobs, seeds, shard, fresh, merge),
+        ReproduceCommand::LsSctp {
+            quick,
+            out,
+            jobs,
+            seeds,
+        } => return ls_sctp(quick, out, jobs, seeds),
+    };
     let out = out.unwrap_or_else(|| PathBuf::from("results/cmt-scheduling"));
     if !merge_dirs.is_empty() {
         return merge(&merge_dirs, &out);
@@ -102,6 +128,43 @@ pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
             opts.out.display()
         );
     }
+    let outcomes: Vec<(&str, &braid_sim::runner::Outcome)> = reports
+        .iter()
+        .map(|r| (r.summary.scenario.as_str(), &r.outcome))
+        .collect();
+    check_outcomes(&outcomes)
+}
+
+/// `braid reproduce ls-sctp`.
+fn ls_sctp(
+    quick: bool,
+    out: Option<PathBuf>,
+    jobs: Option<u64>,
+    seeds: Option<u32>,
+) -> Result<(), Error> {
+    let opts = ReproduceOptions {
+        seeds,
+        quick,
+        out: out.unwrap_or_else(|| PathBuf::from("results/ls-sctp")),
+        jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
+    };
+    let bar = Progress::new();
+    let progress = |fig: &str, done: usize, total: usize| bar.update(fig, done, total);
+    let start = wall_clock();
+    let (results, series, reports) = reproduce::ls_sctp(&opts, &run::run, &progress)?;
+    bar.finish();
+    for line in reproduce::ls_report(&results, &series, &opts, &[])
+        .lines()
+        .filter(|l| l.starts_with("| Fig") || l.starts_with("**"))
+    {
+        println!("{line}");
+    }
+    let runs: usize = reports.iter().map(|r| r.outcome.runs.len()).sum();
+    println!(
+        "{runs} runs in {:.1} s; wrote {}/report.md, plots and fig*/summary.json",
+        start.elapsed().as_secs_f64(),
+        opts.out.display()
+    );
     let outcomes: Vec<(&str, &braid_sim::runner::Outcome)> = reports
         .iter()
         .map(|r| (r.summary.scenario.as_str(), &r.outcome))

@@ -72,10 +72,14 @@ impl Association {
                 return;
             }
             self.schedule_heartbeat(now, path);
-            if self
-                .timers
-                .get(Timer::Heartbeat(path))
-                .is_some_and(|t| t <= now)
+            // LS-SCTP (002_*.txt Eq. (2)): an inactive path is probed every H; its last
+            // probe's deadline was H, so the next one goes now.
+            let ls_probe = self.ls() && self.paths[pi].state == PathState::Inactive;
+            if ls_probe
+                || self
+                    .timers
+                    .get(Timer::Heartbeat(path))
+                    .is_some_and(|t| t <= now)
             {
                 // A PF path (or a free probe slot) is probed again at once (RFC 7829 §5.1).
                 self.send_heartbeat(now, path);
@@ -103,10 +107,18 @@ impl Association {
         info.extend_from_slice(&nonce.to_be_bytes());
         info.extend_from_slice(&(now.since_epoch().as_micros() as u64).to_be_bytes());
         info.extend_from_slice(&path.0.to_be_bytes());
+        // The answer's deadline is one RTO (RFC 9260 §8.3); for an inactive path under
+        // LS-SCTP it is the probing period H of Eq. (2), not an RTO backed off while it failed.
+        let deadline = match self.cfg.hb_interval {
+            Some(i) if self.ls() && self.paths[pi].state == PathState::Inactive => {
+                self.ls_heartbeat_delay(i)
+            }
+            _ => self.paths[pi].rtt.rto(),
+        };
         let p = &mut self.paths[pi];
         p.heartbeat.outstanding = Some((nonce, now));
         self.timers
-            .set(Timer::Heartbeat(path), Some(now + p.rtt.rto()));
+            .set(Timer::Heartbeat(path), Some(now + deadline));
         self.queue_control(path, HeartbeatChunk::<false>::with_info(info.into()));
     }
 

@@ -93,10 +93,9 @@ impl Association {
             if self.ls.rx.len() <= pid {
                 self.ls.rx.resize_with(pid + 1, PsnMap::default);
             }
+            // A PSN out of range is not recorded: not acknowledged, the peer sends it again.
             let max = self.cfg.max_dup_tsns;
-            if !self.ls.rx[pid].insert(psn, max) {
-                self.stats.packets_dropped += 0; // Out of range: not acknowledged, resent.
-            }
+            let _ = self.ls.rx[pid].insert(psn, max);
         }
         true
     }

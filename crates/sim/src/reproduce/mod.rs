@@ -28,12 +28,19 @@ use crate::sweep::display_value;
 use crate::units::Dur;
 
 mod cmt;
+mod ls;
+mod ls_report;
 mod report;
 mod verdict;
 
 pub use cmt::{
     CMT_DEPARTURES, FULL_RATE_SHARE, cmt_checks, cmt_claims, fig6_sigma_kib, payload_mbps,
 };
+pub use ls::{
+    LS_DEPARTURES, LS_SCTP, LsFigure, LsSeries, RunSeries, ls_checks, ls_claims, ls_experiment,
+    ls_sctp, path_payload_mbps,
+};
+pub use ls_report::ls_report;
 pub use report::cmt_report;
 pub use verdict::{Check, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure};
 
@@ -242,10 +249,14 @@ pub const REPRODUCE_MANIFEST: &str = "reproduce.json";
 
 impl ReproduceManifest {
     fn of(opts: &ReproduceOptions) -> Self {
+        Self::named("cmt-scheduling", opts)
+    }
+
+    fn named(reproduction: &str, opts: &ReproduceOptions) -> Self {
         ReproduceManifest {
             format: campaign::FORMAT,
             braid: campaign::VERSION.to_string(),
-            reproduction: "cmt-scheduling".into(),
+            reproduction: reproduction.into(),
             quick: opts.quick,
             seeds: opts.seeds,
         }

@@ -49,7 +49,7 @@ impl Association {
 
     /// A path's bandwidth estimate, cwnd/SRTT in bytes per second (002_*.txt §4.3); RTO.Initial
     /// stands in for an RTT not yet measured.
-    fn bandwidth_estimate(&self, p: &Path) -> f64 {
+    pub(crate) fn bandwidth_estimate(&self, p: &Path) -> f64 {
         let rtt = p.rtt.srtt().unwrap_or(self.cfg.rto_initial);
         p.cc.window() as f64 / rtt.as_secs_f64().max(1e-6)
     }

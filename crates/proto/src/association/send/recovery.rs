@@ -219,6 +219,10 @@ impl Association {
                 // RFC 7829 §5.1: probe a PF destination at once, then every RTO.
                 self.schedule_heartbeat(now, path);
             }
+            if state == PathState::Inactive && self.ls() && !probing {
+                // 002_*.txt §4.4: the Path Monitor probes an inactive path every H (Eq. (2)).
+                self.schedule_heartbeat(now, path);
+            }
         }
         if unconfirmed {
             // Probes of an address never confirmed do not count against the association.

@@ -75,6 +75,7 @@ impl Association {
             && (!self.ls() || p.psn.has_room())
             && self.new_data_allowed_on(path)
             && self.buffer_split_allows(path)
+            && self.window_share_allows(path)
             && self.tx.peek_len(path, &self.views).is_some()
     }
 
@@ -108,6 +109,29 @@ impl Association {
         let recv_ok =
             !matches!(split, BufferSplitting::Receive | BufferSplitting::Both) || held < window / n;
         send_ok && recv_ok
+    }
+
+    /// LS-SCTP (002_*.txt §4.3): under cwnd/RTT path assignment a path may hold at most its
+    /// bandwidth estimate's share of the peer's window, so that a path whose window grew
+    /// while another failed does not keep the receive buffer from it once it is back.
+    fn window_share_allows(&self, path: PathId) -> bool {
+        if self.data_paths() != super::path_select::DataPaths::CwndRtt || self.paths.len() == 1 {
+            return true;
+        }
+        let mut total = 0.0;
+        for p in &self.paths {
+            if self.new_data_allowed_on(p.id) {
+                total += self.bandwidth_estimate(p);
+            }
+        }
+        let p = &self.paths[path.0 as usize];
+        let mine = self.bandwidth_estimate(p);
+        if total <= 0.0 || mine >= total {
+            return true;
+        }
+        let window = (self.tx.peer_rwnd + self.tx.flight_total(&self.paths)) as f64;
+        let share = (window * mine / total).max(2.0 * p.mtu as f64);
+        (p.buffered as f64) < share
     }
 
     /// Appends DATA chunks (retransmissions first) to the packet being built on `path`,
@@ -309,6 +333,7 @@ impl Association {
             let p = &self.paths[pi];
             if p.flight_size >= p.cc.window()
                 || !self.buffer_split_allows(path)
+                || !self.window_share_allows(path)
                 || (ls_pid.is_some() && !p.psn.has_room())
             {
                 break;

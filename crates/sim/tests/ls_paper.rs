@@ -1,0 +1,91 @@
+//! The quick reproduction of 002_*.txt (`braid reproduce ls-sctp --quick`) must give every
+//! number and claim of the paper the verdict its report states: each holds, except the
+//! departures listed with their reasons in `reproduce::LS_DEPARTURES`, which must depart (a
+//! listed one that holds is a stale report). Release only: a debug build takes minutes.
+
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use braid_sim::reproduce::{self, LS_DEPARTURES, ReproduceOptions, Verdict};
+use braid_sim::run;
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "slow in a debug build: run with --release")]
+fn quick_reproduction_gives_every_number_and_claim_the_reports_verdict() {
+    let dir = std::env::temp_dir().join(format!("braid-ls-paper-{}", std::process::id()));
+    let opts = ReproduceOptions {
+        quick: true,
+        out: dir.clone(),
+        jobs: 0,
+        seeds: None,
+    };
+    let (r, series, reports) = reproduce::ls_sctp(&opts, &run::run, &|_, _, _| {}).unwrap();
+    for rep in &reports {
+        let failed: Vec<_> = rep.outcome.failures().collect();
+        assert!(
+            failed.is_empty(),
+            "{}: failed runs {failed:?}",
+            rep.summary.scenario
+        );
+        // No run may lose, duplicate or corrupt a message.
+        assert_eq!(rep.outcome.integrity_failures().count(), 0);
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("paper numbers hold"));
+    for png in [
+        "fig12-throughput.png",
+        "fig13-throughput.png",
+        "fig15-17-received.png",
+    ] {
+        assert!(dir.join(png).exists(), "{png}");
+    }
+    let mut verdicts: Vec<(String, String, Verdict)> = Vec::new();
+    for c in reproduce::ls_checks(&r, &series) {
+        let value = c.braid.map_or(f64::NAN, |s| s.mean);
+        let what = format!(
+            "{} {}: paper {}, braid {value:.2}",
+            c.figure,
+            c.what,
+            c.paper.show()
+        );
+        verdicts.push((c.id.clone(), what, c.verdict()));
+    }
+    for c in reproduce::ls_claims(&r, &series) {
+        let what = format!("{} {} ({})", c.figure, c.statement, c.values);
+        verdicts.push((c.id.clone(), what, c.verdict()));
+    }
+    let mut failures = Vec::new();
+    for (id, what, v) in &verdicts {
+        let expected = if reproduce::departure(LS_DEPARTURES, id).is_some() {
+            Verdict::Departs
+        } else {
+            Verdict::Holds
+        };
+        let ok = *v == expected;
+        eprintln!(
+            "{} [{id}] {what}: {}",
+            if ok { "ok  " } else { "FAIL" },
+            v.word()
+        );
+        if !ok {
+            failures.push(format!(
+                "{id}: {} where the report says {}: {what}",
+                v.word(),
+                expected.word()
+            ));
+        }
+    }
+    for d in LS_DEPARTURES {
+        let used = verdicts
+            .iter()
+            .any(|(id, _, _)| reproduce::departure(std::slice::from_ref(d), id).is_some());
+        if !used {
+            failures.push(format!("departure {} matches no number or claim", d.id));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        failures.is_empty(),
+        "{} verdicts differ from the report: {failures:#?}",
+        failures.len()
+    );
+}
