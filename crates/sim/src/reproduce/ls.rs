@@ -105,6 +105,9 @@ pub fn ls_experiment(fig: &LsFigure, quick: bool) -> Result<Experiment, load::Di
     Ok(exp)
 }
 
+/// One path's samples: state, flight size (bytes), RTO (ms).
+pub type PathSamples = Vec<(String, f64, f64)>;
+
 /// One run's time series, as the checks read it.
 #[derive(Debug, Clone, Default)]
 pub struct RunSeries {
@@ -113,7 +116,7 @@ pub struct RunSeries {
     /// Messages cumulatively acknowledged at each time (the received ASN progression).
     pub cum: Vec<f64>,
     /// Per path (by name): state, flight size (bytes) and RTO (ms) at each time.
-    pub paths: Vec<(String, Vec<(String, f64, f64)>)>,
+    pub paths: Vec<(String, PathSamples)>,
 }
 
 impl RunSeries {

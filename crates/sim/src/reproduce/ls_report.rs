@@ -323,7 +323,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     md.push_str("## The paper's numbers\n\n| figure | what | metric | paper | braid | verdict |\n|---|---|---|---|---|---|\n");
     for c in &checks {
         let verdict = c.verdict();
-        let why = departure(&LS_DEPARTURES, &c.id)
+        let why = departure(LS_DEPARTURES, &c.id)
             .map(|r| format!(" — {r}"))
             .unwrap_or_else(|| {
                 if verdict == Verdict::Departs {
@@ -349,7 +349,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     );
     for c in &claims {
         let verdict = c.verdict();
-        let why = departure(&LS_DEPARTURES, &c.id)
+        let why = departure(LS_DEPARTURES, &c.id)
             .map(|r| format!(" — {r}"))
             .unwrap_or_else(|| {
                 if verdict == Verdict::Departs {

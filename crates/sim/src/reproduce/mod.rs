@@ -37,8 +37,8 @@ pub use cmt::{
     CMT_DEPARTURES, FULL_RATE_SHARE, cmt_checks, cmt_claims, fig6_sigma_kib, payload_mbps,
 };
 pub use ls::{
-    LS_DEPARTURES, LS_SCTP, LsFigure, LsSeries, RunSeries, ls_checks, ls_claims, ls_experiment,
-    ls_sctp, path_payload_mbps,
+    LS_DEPARTURES, LS_SCTP, LsFigure, LsSeries, PathSamples, RunSeries, ls_checks, ls_claims,
+    ls_experiment, ls_sctp, path_payload_mbps,
 };
 pub use ls_report::ls_report;
 pub use report::cmt_report;
