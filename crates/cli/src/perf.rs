@@ -81,6 +81,10 @@ pub(crate) struct ServerArgs {
     /// verifying it; pairs with `perf client --verify-echo`.
     #[arg(long)]
     echo: bool,
+    /// Offer LS-SCTP (002_*.txt) in INIT-ACK (`on`, the default): a client that offers it
+    /// too gets LS-DATA and per-path LS-SACKs; any other peer skips the offer.
+    #[arg(long, default_value = "on")]
+    load_sharing: String,
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
@@ -130,6 +134,11 @@ pub(crate) struct ClientArgs {
     /// (`off`). Paths come from several --bind and the peer's addresses.
     #[arg(long, default_value = "off")]
     cmt: String,
+    /// Offer LS-SCTP (002_*.txt: per-path sequence numbers, cwnd/RTT path assignment,
+    /// copies probing a timed-out path) in INIT (`on`); used if the server offers it too,
+    /// else the association runs as --cmt says.
+    #[arg(long, default_value = "off")]
+    load_sharing: String,
     /// Print one JSON object at the end instead of text.
     #[arg(long)]
     json: bool,
@@ -548,6 +557,15 @@ fn assoc_config(streams: u16) -> AssociationConfig {
     }
 }
 
+/// `on` or `off` of a flag.
+fn on_off(flag: &str, v: &str) -> Result<bool, Error> {
+    match v {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        v => Err(format!("{flag} {v}: expected on or off").into()),
+    }
+}
+
 async fn client(args: ClientArgs) -> Result<(), Error> {
     // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
     let mut interrupt = interrupt_signal()?;
@@ -556,6 +574,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         "on" => true,
         c => return Err(format!("--cmt {c}: expected on or off").into()),
     };
+    let load_sharing = on_off("--load-sharing", &args.load_sharing)?;
     let msg = args.msg_size as usize;
     let k = args.streams;
     let total_msgs = match args.bytes {
@@ -576,6 +595,17 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         association: AssociationConfig {
             cmt: cmt.then(braid_net::CmtConfig::default),
             stream_scheduler: args.scheduler,
+            load_sharing,
+            path_assignment: if load_sharing {
+                braid_net::PathAssignment::CwndRtt
+            } else {
+                braid_net::PathAssignment::RoundRobin
+            },
+            timeout_handling: if load_sharing {
+                braid_net::TimeoutHandling::Ls
+            } else {
+                braid_net::TimeoutHandling::Sctp
+            },
             ..assoc_config(k)
         },
         ..Default::default()
@@ -793,6 +823,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "echo_messages": echo_messages,
             "scheduler": args.scheduler.to_string(),
             "cmt": args.cmt,
+            "load_sharing": args.load_sharing,
             "paths": paths_json(&paths),
         });
         println!("{v}");
@@ -925,10 +956,12 @@ async fn report_client(a: Arc<Association>, start: Instant, progress: Progress) 
 async fn server(args: ServerArgs) -> Result<(), Error> {
     // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
     let mut interrupt = interrupt_signal()?;
+    let load_sharing = on_off("--load-sharing", &args.load_sharing)?;
     let cfg = EndpointConfig {
         port: args.port,
         listen: true,
         association: AssociationConfig {
+            load_sharing,
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
             cmt: (args.bind.len() > 1).then(braid_net::CmtConfig::default),

@@ -48,7 +48,8 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use braid_proto::{
     AssocId, AssociationConfig, AssociationStats, CloseReason, CmtConfig, ConfigError,
-    EndpointConfig, PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError, SendOptions,
+    EndpointConfig, PathAssignment, PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError,
+    SendOptions, TimeoutHandling,
 };
 
 /// README.md's code blocks, compiled and run as doc tests (the library quick start).

@@ -95,7 +95,14 @@ impl Association {
             }
             // A PSN out of range is not recorded: not acknowledged, the peer sends it again.
             let max = self.cfg.max_dup_tsns;
-            let _ = self.ls.rx[pid].insert(psn, max);
+            let m = &mut self.ls.rx[pid];
+            let had_gaps = m.has_gaps();
+            let _ = m.insert(psn, max);
+            // Out of order on its own path, or a path's gap just filled: SACK at once, as
+            // RFC 9260 §6.7 does for TSNs, so that loss is reported without delay.
+            if had_gaps || m.has_gaps() {
+                self.sack.due = true;
+            }
         }
         true
     }

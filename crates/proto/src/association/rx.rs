@@ -128,7 +128,11 @@ impl Association {
         // receiver keeps delaying (the SACK flags tell the sender how many packets it
         // covers), except when the cumulative ack jumps over a filled gap.
         let dac = self.multipath_cfg().is_some_and(|c| c.dac) && self.paths.len() > 1;
-        let immediate = if dac {
+        let immediate = if self.ls() {
+            // LS-SCTP: reordering across paths is normal; a gap in a path's own sequence
+            // is what calls for a SACK at once (002_*.txt §4.1; `on_ls_data`).
+            false
+        } else if dac {
             had_gaps && self.tsn_map.cum_tsn() != cum
         } else {
             had_gaps || self.tsn_map.has_gaps()

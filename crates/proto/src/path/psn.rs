@@ -121,6 +121,11 @@ impl PsnMap {
         true
     }
 
+    /// Whether PSNs above the cumulative one arrived (a gap in the path's sequence).
+    pub(crate) fn has_gaps(&self) -> bool {
+        !self.above.is_empty()
+    }
+
     /// The sender will never send PSNs up to wire PSN `w` (LS-FORWARD-PSN).
     pub(crate) fn forward(&mut self, w: u16) {
         let to = unwrap_near(self.cum, w);

@@ -600,7 +600,9 @@ pub const LS_DEPARTURES: &[Departure] = &[
         id: "fig19/inactive",
         reason: "braid marks a path inactive when its error count *exceeds* Path.Max.Retrans \
                  (RFC 2960 §8.2, RFC 9260 §8.2): the sixth timeout of the probe copy, whose \
-                 RTO doubles from 1 s (1, 2, 4, 8, 16, 32 s), comes at 68 s. The paper's 33 s \
+                 RTO doubles from 1 s (1, 2, 4, 8, 16, 32 s), comes at 68 s (in some seeds \
+                 p1 is answering SACKs again by then and that timeout counts as a window probe, \
+                 RFC 9260 §6.1, so p1 is never marked: \"never\"). The paper's 33 s \
                  is its fifth timeout (5 s + 0.9 s × 31 ≈ 33 s): its model marked the path when \
                  the count reached 5. With Path.Max.Retrans 4 (the same fifth timeout) braid \
                  marks p1 inactive at 36 s, +9 % (table below).",
@@ -629,6 +631,15 @@ pub const LS_DEPARTURES: &[Departure] = &[
                  in bursts that overflow its queue (hundreds of drops and some timeouts). \
                  Without the rule this point reaches about 90 %, but the paper's Eq. (1) points \
                  and Figs. 14–18 lose more than that.",
+    },
+    Departure {
+        id: "fig14/follows",
+        reason: "the throughput does follow the background (it rises when the background \
+                 stops, Fig. 14 plot) but by less than half of the 1 Mbit/s swing, because the \
+                 off halves are held by the receive window (next row). Before braid's LS \
+                 receiver stopped sending immediate SACKs for reordering across paths (it now \
+                 does so only for a gap in one path's own PSNs, §4.1), the rise was about \
+                 0.5 Mbit/s: the denser ack clock let p1 regrow faster.",
     },
     Departure {
         id: "fig14/utilization-off",
