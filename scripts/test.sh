@@ -18,3 +18,6 @@ BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-par
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failover.sh
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc" ONLY_WITH=braid \
   BYTES=10MiB STREAMS=4 bash interop/selftest.sh
+# braid ↔ braid with LS-SCTP on the wire (both offer it), tshark checking the captures.
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" BRAID_PEER_LS=on PEERS="braid" \
+  BYTES=10MiB STREAMS=4 bash interop/selftest.sh
