@@ -312,6 +312,18 @@ impl LsSeries {
     }
 }
 
+/// The loss rates Fig. 13 ran, in sweep order, as written in the file.
+pub(super) fn fig13_losses(r: &Results) -> Vec<String> {
+    let mut losses: Vec<String> = r.summary("fig13").map_or_else(Vec::new, |sum| {
+        sum.points
+            .iter()
+            .filter_map(|p| p.params.get(LOSS).map(display_value))
+            .collect()
+    });
+    losses.dedup();
+    losses
+}
+
 /// Fig. 14: whether the background traffic on p1 is on at `t` (square wave, on for the first
 /// half of each 40 s period).
 pub(super) fn fig14_background_on(t: f64) -> bool {
@@ -472,14 +484,8 @@ pub fn ls_claims(r: &Results, s: &LsSeries) -> Vec<Claim> {
         }
     }
     // Fig. 13: LS-SCTP above single-path SCTP at every loss rate.
-    if let Some(sum) = r.summary("fig13") {
-        let mut losses: Vec<String> = sum
-            .points
-            .iter()
-            .filter_map(|p| p.params.get(LOSS).map(display_value))
-            .collect();
-        losses.dedup();
-        for l in losses {
+    {
+        for l in fig13_losses(r) {
             let ls = r.mean("fig13", &[(LOSS, &l), (MODE, "ls")], "goodput_mbps");
             let sc = r.mean("fig13", &[(LOSS, &l), (MODE, "off")], "goodput_mbps");
             v.push(Claim::new(

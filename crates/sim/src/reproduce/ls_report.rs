@@ -12,7 +12,6 @@ use super::verdict::{Verdict, departure};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
 use crate::stats::Summary;
-use crate::sweep::display_value;
 
 fn point(x: f64, s: Summary) -> ChartPoint {
     ChartPoint {
@@ -111,13 +110,8 @@ fn charts(r: &Results, s: &LsSeries) -> Vec<(String, Vec<Chart>)> {
             )],
         ));
     }
-    if let Some(sum) = r.summary("fig13") {
-        let mut losses: Vec<String> = sum
-            .points
-            .iter()
-            .filter_map(|p| p.params.get(LOSS).map(display_value))
-            .collect();
-        losses.dedup();
+    if r.summary("fig13").is_some() {
+        let losses = ls::fig13_losses(r);
         let series = [
             ("off", "SCTP (primary p1)"),
             ("ls", "LS-SCTP"),
@@ -251,6 +245,15 @@ fn mean_of(
     show(&s.stat(r, id, at, f))
 }
 
+/// The reason the report gives after a verdict: the departure's, or "not explained".
+fn why(id: &str, verdict: Verdict) -> String {
+    match departure(LS_DEPARTURES, id) {
+        Some(r) => format!(" — {r}"),
+        None if verdict == Verdict::Departs => " (not explained)".into(),
+        None => String::new(),
+    }
+}
+
 /// The report's Markdown.
 pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[String]) -> String {
     let checks = ls::ls_checks(r, s);
@@ -323,15 +326,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     md.push_str("## The paper's numbers\n\n| figure | what | metric | paper | braid | verdict |\n|---|---|---|---|---|---|\n");
     for c in &checks {
         let verdict = c.verdict();
-        let why = departure(LS_DEPARTURES, &c.id)
-            .map(|r| format!(" — {r}"))
-            .unwrap_or_else(|| {
-                if verdict == Verdict::Departs {
-                    " (not explained)".into()
-                } else {
-                    String::new()
-                }
-            });
+        let why = why(&c.id, verdict);
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | **{}**{} |",
@@ -349,15 +344,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     );
     for c in &claims {
         let verdict = c.verdict();
-        let why = departure(LS_DEPARTURES, &c.id)
-            .map(|r| format!(" — {r}"))
-            .unwrap_or_else(|| {
-                if verdict == Verdict::Departs {
-                    " (not explained)".into()
-                } else {
-                    String::new()
-                }
-            });
+        let why = why(&c.id, verdict);
         let _ = writeln!(
             md,
             "| {} | {} | {} | **{}**{} |",
@@ -381,15 +368,9 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
         );
     }
     // LS vs CMT, Fig. 13.
-    if let Some(sum) = r.summary("fig13") {
+    if r.summary("fig13").is_some() {
         md.push_str("\n## braid's comparison: LS-SCTP vs CMT-SCTP vs SCTP under loss (Fig. 13 setup, Mbit/s)\n\n| loss on p1 | SCTP | LS-SCTP | CMT-SCTP | LS / CMT |\n|---|---|---|---|---|\n");
-        let mut losses: Vec<String> = sum
-            .points
-            .iter()
-            .filter_map(|p| p.params.get(LOSS).map(display_value))
-            .collect();
-        losses.dedup();
-        for l in losses {
+        for l in ls::fig13_losses(r) {
             let g = |m: &str| r.get("fig13", &[(LOSS, &l), (MODE, m)], "goodput_mbps");
             let ratio = match (g("ls"), g("cmt")) {
                 (Some(a), Some(b)) => format!("{:.2}", a.mean / b.mean),

@@ -42,7 +42,7 @@ pub use ls::{
 };
 pub use ls_report::ls_report;
 pub use report::cmt_report;
-pub use verdict::{Check, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure};
+pub use verdict::{Check, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches};
 
 /// One scenario file of a reproduction.
 #[derive(Debug, Clone, Copy)]

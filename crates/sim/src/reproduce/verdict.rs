@@ -180,6 +180,36 @@ pub fn departure(departures: &[Departure], id: &str) -> Option<&'static str> {
     departures.iter().find(|d| glob(d.id, id)).map(|d| d.reason)
 }
 
+/// What a quick test asserts empty: every (id, description, verdict) that differs from what
+/// the report states (holds, unless `departures` lists it: departs), and every listed
+/// departure that matches no id (a stale report).
+pub fn mismatches(departures: &[Departure], verdicts: &[(String, String, Verdict)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (id, what, v) in verdicts {
+        let expected = if departure(departures, id).is_some() {
+            Verdict::Departs
+        } else {
+            Verdict::Holds
+        };
+        if *v != expected {
+            out.push(format!(
+                "{id}: {} where the report says {}: {what}",
+                v.word(),
+                expected.word()
+            ));
+        }
+    }
+    for d in departures {
+        if !verdicts
+            .iter()
+            .any(|(id, _, _)| departure(std::slice::from_ref(d), id).is_some())
+        {
+            out.push(format!("departure {} matches no number or claim", d.id));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +250,33 @@ mod tests {
             "fig7/fixed/nr-sack-true/128KiB/goodput"
         ));
         assert!(glob("a*", "a") && !glob("a*b", "ab/c"));
+    }
+
+    #[test]
+    fn mismatches_flag_every_verdict_the_report_would_not_state() {
+        let d = [
+            Departure {
+                id: "a/*",
+                reason: "r",
+            },
+            Departure {
+                id: "gone",
+                reason: "r",
+            },
+        ];
+        let v = |id: &str, verdict| (id.to_string(), String::new(), verdict);
+        let got = mismatches(
+            &d,
+            &[
+                v("a/1", Verdict::Departs),
+                v("a/2", Verdict::Holds),
+                v("b", Verdict::Departs),
+                v("c", Verdict::Holds),
+            ],
+        );
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got[0].starts_with("a/2: holds where the report says departs"));
+        assert!(got[1].starts_with("b: departs where the report says holds"));
+        assert!(got[2].contains("gone matches no"));
     }
 }
