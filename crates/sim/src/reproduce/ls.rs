@@ -611,7 +611,12 @@ pub const LS_DEPARTURES: &[Departure] = &[
                  RFC 9260 §6.1, so p1 is never marked: \"never\"). The paper's 33 s \
                  is its fifth timeout (5 s + 0.9 s × 31 ≈ 33 s): its model marked the path when \
                  the count reached 5. With Path.Max.Retrans 4 (the same fifth timeout) braid \
-                 marks p1 inactive at 36 s, +9 % (table below).",
+                 marks p1 inactive at 36 s, +9 %, in four seeds of five (table below); in the \
+                 fifth a timeout on path 2 (a chunk the receiver dropped for the per-chunk \
+                 overhead it charges against its window, README) sends 18 retransmissions to \
+                 the dead p1 (RTX-SSTHRESH), their acknowledgement through the copies that had \
+                 reached the peer clears p1's error counter (RFC 9260 §8.3: the path a chunk \
+                 was last sent on), and p1 goes inactive only at 68 s.",
     },
     Departure {
         id: "fig19/back",

@@ -320,7 +320,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
          | `path_loss_threshold` | unset | the paper's \"reasonable default\" is not given; no figure needs it |\n\
          | `start_jitter` | 1 s (Figs. 12, 13), 100 ms (time-series figures) | seeds vary the start |\n\
          | Fig. 12 `buffer` | 93.75 kB (Eq. (1) for 5 paths) at every n, and 375 kB | the sweep cannot vary buffer with n |\n\
-         | Fig. 19 `down` | 5–50 s | the text says \"40 s, after 5 s\" but also inactive at 33 s and recovery at t = 50 s; the stated times kept |
+         | Fig. 19 `down` | 5–50 s | the text says \"40 s, after 5 s\" but also inactive at 33 s and recovery at t = 50 s; the stated times kept |\n\
          | Fig. 19 `path_max_retrans` | 5 (stated) and 4 | the paper's t = 33 s is its fifth timeout; RFC 9260 §8.2 marks at the sixth |\n\n",
     );
     md.push_str("## The paper's numbers\n\n| figure | what | metric | paper | braid | verdict |\n|---|---|---|---|---|---|\n");
