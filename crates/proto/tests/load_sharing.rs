@@ -397,6 +397,8 @@ struct Steady {
     /// The client's events with the time they were seen.
     events: Vec<(Instant, Event)>,
     last_send: Option<Instant>,
+    /// Bytes per message.
+    size: usize,
 }
 
 impl Steady {
@@ -407,6 +409,7 @@ impl Steady {
             delivered: Vec::new(),
             events: Vec::new(),
             last_send: None,
+            size: 1000,
         }
     }
 
@@ -421,7 +424,12 @@ impl Steady {
                 .is_none_or(|t| now >= t + Duration::from_millis(10))
             {
                 let a = p.client.association_mut(*c).unwrap();
-                match a.send(now, 0, message(0, self.next, 1000), SendOptions::default()) {
+                match a.send(
+                    now,
+                    0,
+                    message(0, self.next, self.size),
+                    SendOptions::default(),
+                ) {
                     Ok(()) => self.next += 1,
                     Err(SendError::WouldBlock) => {}
                     Err(e) => panic!("send: {e}"),
@@ -572,6 +580,41 @@ fn under_sctp_timeout_handling_a_failed_path_gets_new_data() {
         !fresh.is_empty(),
         "SCTP probes the timed-out path with new data"
     );
+}
+
+/// A message whose fragments are pinned to a path that then times out under LS timeout
+/// handling: the path carries no new data until its probe copy is acknowledged, so the rest
+/// of the message must be free to go on the other path; otherwise every stream waits for
+/// the failed path to become Inactive (Path.Max.Retrans backed-off timeouts).
+#[test]
+fn a_message_pinned_to_a_path_under_probe_continues_on_another_path() {
+    let cfg = AssociationConfig {
+        timeout_handling: TimeoutHandling::Ls,
+        path_assignment: PathAssignment::CwndRtt,
+        ..ls()
+    };
+    for seed in [22, 23, 24] {
+        let mut conn = connected(cfg.clone(), cfg.clone(), seed);
+        conn.p.client.set_tracing(true);
+        let mut flow = Steady::new();
+        flow.size = 20_000;
+        flow.run(&mut conn, secs(3));
+        let down = conn.p.now;
+        conn.p.set_path_down(0, true);
+        flow.run(&mut conn, secs(12));
+        let up = conn.p.now;
+        conn.p.set_path_down(0, false);
+        flow.run(&mut conn, secs(5));
+        let tr = client_traces(&mut conn.p);
+        let t3 = first_t3(&tr, 0, down);
+        assert!(
+            flow.delivered_between(t3 + secs(1), up) >= 50,
+            "seed {seed}: delivery stalled after the T3 on path 0: {} delivered in [{:?}, {:?}]",
+            flow.delivered_between(t3 + secs(1), up),
+            t3 + secs(1),
+            up
+        );
+    }
 }
 
 /// A long failure under LS timeout handling: after Path.Max.Retrans + 1 (here 3)

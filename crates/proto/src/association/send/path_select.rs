@@ -222,10 +222,14 @@ impl Association {
             return self.primary;
         }
         if let Some(p) = self.tx.pinned_path()
-            && !self.new_data_allowed_on(p)
+            && (!self.new_data_allowed_on(p) || {
+                let psn = &self.paths[p.0 as usize].psn;
+                psn.probe.is_some() || psn.copy_of.is_some()
+            })
         {
             // A message's fragments stay on one path (002_*.txt §4.5) unless it can no longer
-            // carry them: then the rest may go elsewhere.
+            // carry them (failed, or probed by a copy after a timeout and closed to new data
+            // until the copy is acknowledged): then the rest may go elsewhere.
             self.tx.unpin();
         }
         // Retransmissions first (RFC 9260 §6.1 C): a path holding one it may send now is
