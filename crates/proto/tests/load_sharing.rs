@@ -790,3 +790,48 @@ fn cwnd_rtt_keeps_a_messages_fragments_on_one_path_and_splits_evenly() {
         "path 0 carried {share:.2} of the bytes"
     );
 }
+
+/// LS-DATA names its path in 4 bits: an association with more than 16 paths (five
+/// addresses a side, every pair a path: 25) must not put data on a path whose id does not
+/// fit, or that path's PSNs are taken for those of the path its low bits name, and an
+/// LS-SACK for that path acknowledges chunks that never arrived. Every path lossy: the
+/// transfer completes intact and paths 16.. carry no data.
+#[test]
+fn more_than_16_paths_never_alias_a_path_id() {
+    let cfg = AssociationConfig {
+        path_pairing: braid_proto::PathPairing::All,
+        hb_max_burst: 32,
+        ..ls()
+    };
+    let mut p = Pair::multihomed(cfg, 5, 50);
+    let (c, s) = p.connect();
+    let deadline = p.now + secs(60);
+    let up = p.run_until(deadline, |p| {
+        p.client
+            .association(c)
+            .unwrap()
+            .paths()
+            .iter()
+            .filter(|x| x.confirmed && x.state == PathState::Active)
+            .count()
+            == 25
+    });
+    assert!(up, "paths: {:?}", p.client.association(c).unwrap().paths());
+    for w in &mut p.path_wires {
+        w.0 = Wire::hostile(0.05, 0.0, 0.0);
+    }
+    let plan = Plan {
+        streams: 2,
+        total_bytes: 2_000_000,
+        size: Box::new(|_| 1200),
+        unordered: false,
+    };
+    transfer(&mut p, c, s, &plan, secs(300));
+    let paths = p.client.association(c).unwrap().paths();
+    let beyond: Vec<_> = paths
+        .iter()
+        .filter(|x| x.id.0 >= 16 && x.stats.data_chunks_sent > 0)
+        .map(|x| x.id)
+        .collect();
+    assert!(beyond.is_empty(), "LS-DATA on paths {beyond:?}");
+}

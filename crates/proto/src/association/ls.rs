@@ -64,6 +64,12 @@ impl Association {
         self.features.ls && self.cfg.timeout_handling == TimeoutHandling::Ls && self.paths.len() > 1
     }
 
+    /// Whether `path` may carry LS-DATA at all: its id fits the 4-bit PID (always true
+    /// without LS-SCTP). A path beyond would name another path's PSNs.
+    pub(crate) fn pid_fits(&self, path: PathId) -> bool {
+        !self.features.ls || usize::from(path.0) < MAX_LS_PATHS
+    }
+
     /// The PID our LS-DATA on `path` carries, if LS-SCTP is in force.
     pub(crate) fn ls_pid(&self, path: PathId) -> Option<u8> {
         self.features.ls.then_some(path.0 as u8)

@@ -86,14 +86,19 @@ impl Association {
     /// failed path with the fewest errors (RFC 7829 §5.1; a lone path is always used).
     pub(crate) fn usable_for_data(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
-        if !p.confirmed {
-            return false; // RFC 9260 §5.4: no DATA to an unconfirmed address, ever.
+        if !p.confirmed || !self.pid_fits(path) {
+            // RFC 9260 §5.4: no DATA to an unconfirmed address, ever; LS-DATA only on a path
+            // its 4-bit PID can name.
+            return false;
         }
         match p.state {
             PathState::Active => true,
             PathState::Unconfirmed => false,
             PathState::PotentiallyFailed | PathState::Inactive => {
-                !self.paths.iter().any(|q| q.state == PathState::Active)
+                !self
+                    .paths
+                    .iter()
+                    .any(|q| q.state == PathState::Active && self.pid_fits(q.id))
                     && self.least_failed_path() == path
             }
         }
@@ -110,10 +115,14 @@ impl Association {
 
     /// Among confirmed paths, the one with the fewest errors (the primary on a tie).
     fn least_failed_path(&self) -> PathId {
-        let mut best = self.primary;
+        let mut best = if self.pid_fits(self.primary) {
+            self.primary
+        } else {
+            PathId(0)
+        };
         let mut errors = self.paths[best.0 as usize].error_count;
         for p in &self.paths {
-            if p.confirmed && p.error_count < errors {
+            if p.confirmed && self.pid_fits(p.id) && p.error_count < errors {
                 best = p.id;
                 errors = p.error_count;
             }
