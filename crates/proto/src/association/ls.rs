@@ -113,17 +113,27 @@ impl Association {
         true
     }
 
-    /// Receiver: the LS-SACKs that replace a SACK, one per path id the peer used.
-    pub(super) fn make_ls_sacks(&mut self, now: Instant, cum: u32, a_rwnd: u32) -> Vec<LsSack> {
+    /// Receiver: the LS-SACKs that replace a SACK, one per path id the peer used, sized so
+    /// that all of them fit in `room` bytes: gap blocks and duplicates share what the fixed
+    /// fields leave (an LS-SACK left out would leave its path's holes unreported for good).
+    pub(super) fn make_ls_sacks(
+        &mut self,
+        now: Instant,
+        cum: u32,
+        a_rwnd: u32,
+        room: usize,
+    ) -> Vec<LsSack> {
         // Microseconds of our clock, wrapping: only their order matters to the peer (§4.2).
         let timestamp = now.since_epoch().as_micros() as u32;
-        let max_blocks = self.cfg.max_gap_blocks;
+        let n = self.ls.rx.iter().filter(|m| m.used).count();
+        let (max_blocks, max_dups) =
+            psn::ls_sack_budget(room, n, self.cfg.max_gap_blocks, self.cfg.max_dup_tsns);
         let mut out = Vec::new();
         for (pid, m) in self.ls.rx.iter_mut().enumerate() {
             if !m.used {
                 continue;
             }
-            let (cum_psn, gaps, dup_psns) = m.report(max_blocks);
+            let (cum_psn, gaps, dup_psns) = m.report(max_blocks, max_dups);
             out.push(LsSack {
                 pid: pid as u8,
                 cum_asn: cum,
@@ -190,11 +200,26 @@ impl Association {
             let off = x.wrapping_sub(cum_psn);
             off == 0 || off >= 1 << 31
         };
+        // The blocks sorted and merged once, so each chunk costs a binary search, not a scan
+        // of every block a hostile LS-SACK may carry.
+        let mut blocks: Vec<(u32, u32)> = s
+            .gap_blocks
+            .iter()
+            .filter(|g| g.start <= g.end)
+            .map(|g| (u32::from(g.start), u32::from(g.end)))
+            .collect();
+        blocks.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(blocks.len());
+        for (a, b) in blocks {
+            match merged.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
         let by_gap = |x: u32| {
             let off = x.wrapping_sub(cum_psn);
-            s.gap_blocks
-                .iter()
-                .any(|g| (u32::from(g.start)..=u32::from(g.end)).contains(&off))
+            let i = merged.partition_point(|&(a, _)| a <= off);
+            i > 0 && off <= merged[i - 1].1
         };
         let acked = |x: u32| by_cum(x) || by_gap(x);
         // The copy probing this path after a timeout arrived: the path is back (§4.3).
@@ -293,6 +318,15 @@ impl Association {
             && floor.wrapping_sub(1).wrapping_sub(p.psn.peer_cum) < 1 << 31;
         if p.psn.forward_due {
             p.psn.forward_to = floor.wrapping_sub(1);
+        }
+    }
+
+    /// Sender: an LS-FORWARD-PSN that did not fit the packet goes with the next one.
+    pub(super) fn ls_forward_unsent(&mut self, f: &LsForwardPsn) {
+        for &(pid, _) in &f.entries {
+            if let Some(p) = self.paths.get_mut(usize::from(pid)) {
+                p.psn.forward_due = true;
+            }
         }
     }
 

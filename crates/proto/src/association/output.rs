@@ -84,6 +84,7 @@ impl Association {
                 room -= buf.len() - before;
             } else {
                 buf.truncate(before);
+                self.ls_forward_unsent(&f);
             }
         }
         if data_ready {
@@ -117,7 +118,7 @@ impl Association {
                 Chunk::NrSack(s) => (s.cum_tsn_ack, s.a_rwnd),
                 _ => unreachable!("make_sack makes a SACK or NR-SACK"),
             };
-            for s in self.make_ls_sacks(now, cum, a_rwnd) {
+            for s in self.make_ls_sacks(now, cum, a_rwnd, *room) {
                 let _ = Chunk::Unknown(braid_wire::RawChunk::from_body(&s)).encode(buf);
             }
             if buf.len() - before > *room {

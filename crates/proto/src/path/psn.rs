@@ -31,6 +31,24 @@ pub(crate) fn unwrap_near(reference: u32, w: u16) -> u32 {
     }
 }
 
+/// Bytes of an LS-SACK without gap blocks or duplicates: chunk header and fixed fields.
+pub(crate) const LS_SACK_FIXED_LEN: usize = 24;
+
+/// Gap blocks and duplicates each of `n` LS-SACKs may carry so that all of them fit in
+/// `room` bytes (4 bytes per block or duplicate, a quarter of them duplicates at most),
+/// within the configured maxima. An LS-SACK left out for want of room would leave its
+/// path's holes unreported for good: the set must always fit.
+pub(crate) fn ls_sack_budget(
+    room: usize,
+    n: usize,
+    max_blocks: usize,
+    max_dups: usize,
+) -> (usize, usize) {
+    let entries = (room / n.max(1)).saturating_sub(LS_SACK_FIXED_LEN) / 4;
+    let dups = max_dups.min(entries / 4);
+    (max_blocks.min(entries - dups), dups)
+}
+
 /// The sender's sequence of one path.
 #[derive(Debug, Clone)]
 pub(crate) struct PsnSender {
@@ -146,8 +164,12 @@ impl PsnMap {
     }
 
     /// The cumulative PSN as on the wire, at most `max_blocks` gap blocks (start, end
-    /// offsets from it), and the duplicates since the last call.
-    pub(crate) fn report(&mut self, max_blocks: usize) -> (u32, Vec<(u16, u16)>, Vec<u32>) {
+    /// offsets from it), and at most `max_dups` of the duplicates since the last call.
+    pub(crate) fn report(
+        &mut self,
+        max_blocks: usize,
+        max_dups: usize,
+    ) -> (u32, Vec<(u16, u16)>, Vec<u32>) {
         let mut blocks: Vec<(u16, u16)> = Vec::new();
         for &p in &self.above {
             let off = p.wrapping_sub(self.cum);
@@ -162,11 +184,9 @@ impl PsnMap {
             }
         }
         self.fresh = false;
-        (
-            u32::from(wire(self.cum)),
-            blocks,
-            std::mem::take(&mut self.dups),
-        )
+        let mut dups = std::mem::take(&mut self.dups);
+        dups.truncate(max_dups);
+        (u32::from(wire(self.cum)), blocks, dups)
     }
 }
 
@@ -189,9 +209,9 @@ mod tests {
             assert!(m.insert(w, 4));
         }
         assert!(m.insert(2, 4)); // duplicate
-        assert_eq!(m.report(16), (2, vec![(2, 3), (5, 5)], vec![2]));
+        assert_eq!(m.report(16, 16), (2, vec![(2, 3), (5, 5)], vec![2]));
         m.insert(3, 4);
-        assert_eq!(m.report(16), (5, vec![(2, 2)], vec![]));
+        assert_eq!(m.report(16, 16), (5, vec![(2, 2)], vec![]));
     }
 
     #[test]
@@ -201,10 +221,10 @@ mod tests {
             m.insert(w, 4);
         }
         m.forward(2);
-        assert_eq!(m.report(16).0, 4);
+        assert_eq!(m.report(16, 16).0, 4);
         // An old forward changes nothing.
         m.forward(1);
-        assert_eq!(m.report(16).0, 4);
+        assert_eq!(m.report(16, 16).0, 4);
     }
 
     #[test]
@@ -219,10 +239,34 @@ mod tests {
                 m.forward(wire(psn));
             }
         }
-        let (cum, blocks, _) = m.report(16);
+        let (cum, blocks, _) = m.report(16, 16);
         // 19_999 is a multiple of 7: its successor arrived and it was skipped.
         assert_eq!(cum, u32::from(wire(20_000)));
         assert!(blocks.is_empty());
+    }
+
+    #[test]
+    fn the_ls_sacks_of_every_path_fit_one_packet() {
+        // Sixteen path ids at the smallest PMTU, each with as many holes and duplicates as
+        // the configuration allows: together they still fit.
+        for (room, n) in [
+            (1200 - 28 - 12, 16),
+            (1200 - 28 - 12, 5),
+            (1452, 2),
+            (400, 16),
+        ] {
+            let (blocks, dups) = ls_sack_budget(room, n, 64, 16);
+            let size = n * (LS_SACK_FIXED_LEN + 4 * (blocks + dups));
+            assert!(size <= room, "room {room}, {n} paths: {size} bytes");
+            assert!(
+                blocks >= 1 || room / n < LS_SACK_FIXED_LEN + 8,
+                "room {room}, {n}"
+            );
+        }
+        // Room to spare: the configured maxima.
+        assert_eq!(ls_sack_budget(65_000, 2, 64, 16), (64, 16));
+        // Before the budget, 16 LS-SACKs at the maxima took 16 × 344 bytes: no packet held them.
+        assert!(16 * (LS_SACK_FIXED_LEN + 4 * (64 + 16)) > 1200);
     }
 
     #[test]
@@ -230,6 +274,6 @@ mod tests {
         let mut m = PsnMap::default();
         // Half the 12-bit space or more ahead reads as old: reported as a duplicate, not held.
         assert!(m.insert(3000, 4));
-        assert_eq!(m.report(16), (0, vec![], vec![3000]));
+        assert_eq!(m.report(16, 16), (0, vec![], vec![3000]));
     }
 }

@@ -151,7 +151,18 @@ impl Association {
             return from;
         }
         let mut best: Option<(f64, PathId)> = None;
-        for p in self.paths.iter().filter(|p| self.usable_for_data(p.id)) {
+        // LS-SCTP: a path whose probe copy is unanswered is not where a retransmission
+        // should wait (002_*.txt §4.3), while another path can take it.
+        let probed = |p: &Path| p.psn.probe.is_some() || p.psn.copy_of.is_some();
+        let others_free = self
+            .paths
+            .iter()
+            .any(|p| p.id != from && self.usable_for_data(p.id) && !probed(p));
+        for p in self
+            .paths
+            .iter()
+            .filter(|p| self.usable_for_data(p.id) && !(others_free && probed(p)))
+        {
             let sc = rtx_score(policy, p);
             let better = match best {
                 None => true,
