@@ -798,28 +798,7 @@ fn cwnd_rtt_keeps_a_messages_fragments_on_one_path_and_splits_evenly() {
 /// transfer completes intact and paths 16.. carry no data.
 #[test]
 fn more_than_16_paths_never_alias_a_path_id() {
-    let cfg = AssociationConfig {
-        path_pairing: braid_proto::PathPairing::All,
-        hb_max_burst: 32,
-        ..ls()
-    };
-    let mut p = Pair::multihomed(cfg, 5, 50);
-    let (c, s) = p.connect();
-    let deadline = p.now + secs(60);
-    let up = p.run_until(deadline, |p| {
-        p.client
-            .association(c)
-            .unwrap()
-            .paths()
-            .iter()
-            .filter(|x| x.confirmed && x.state == PathState::Active)
-            .count()
-            == 25
-    });
-    assert!(up, "paths: {:?}", p.client.association(c).unwrap().paths());
-    for w in &mut p.path_wires {
-        w.0 = Wire::hostile(0.05, 0.0, 0.0);
-    }
+    let (mut p, c, s) = all_pairs_of_five_addresses(ls(), 50, 0.05);
     let plan = Plan {
         streams: 2,
         total_bytes: 2_000_000,
@@ -843,28 +822,10 @@ fn more_than_16_paths_never_alias_a_path_id() {
 #[test]
 fn sixteen_lossy_paths_complete_a_transfer() {
     let cfg = AssociationConfig {
-        path_pairing: braid_proto::PathPairing::All,
-        hb_max_burst: 32,
         path_mtu: 1200,
         ..ls()
     };
-    let mut p = Pair::multihomed(cfg, 5, 51);
-    let (c, s) = p.connect();
-    let deadline = p.now + secs(60);
-    let up = p.run_until(deadline, |p| {
-        p.client
-            .association(c)
-            .unwrap()
-            .paths()
-            .iter()
-            .filter(|x| x.confirmed && x.state == PathState::Active)
-            .count()
-            == 25
-    });
-    assert!(up, "paths: {:?}", p.client.association(c).unwrap().paths());
-    for w in &mut p.path_wires {
-        w.0 = Wire::hostile(0.15, 0.0, 0.0);
-    }
+    let (mut p, c, s) = all_pairs_of_five_addresses(cfg, 51, 0.15);
     let plan = Plan {
         streams: 2,
         total_bytes: 1_500_000,
@@ -881,4 +842,36 @@ fn sixteen_lossy_paths_complete_a_transfer() {
         .filter(|x| x.stats.data_chunks_sent > 0)
         .count();
     assert!(used >= 8, "only {used} paths carried data");
+}
+
+/// Five addresses a side paired every way (25 paths, all confirmed), then `loss` on every
+/// path's forward wire.
+fn all_pairs_of_five_addresses(
+    cfg: AssociationConfig,
+    seed: u64,
+    loss: f64,
+) -> (Pair, braid_proto::AssocId, braid_proto::AssocId) {
+    let cfg = AssociationConfig {
+        path_pairing: braid_proto::PathPairing::All,
+        hb_max_burst: 32,
+        ..cfg
+    };
+    let mut p = Pair::multihomed(cfg, 5, seed);
+    let (c, s) = p.connect();
+    let deadline = p.now + secs(60);
+    let up = p.run_until(deadline, |p| {
+        p.client
+            .association(c)
+            .unwrap()
+            .paths()
+            .iter()
+            .filter(|x| x.confirmed && x.state == PathState::Active)
+            .count()
+            == 25
+    });
+    assert!(up, "paths: {:?}", p.client.association(c).unwrap().paths());
+    for w in &mut p.path_wires {
+        w.0 = Wire::hostile(loss, 0.0, 0.0);
+    }
+    (p, c, s)
 }
