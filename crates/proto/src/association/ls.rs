@@ -239,20 +239,49 @@ impl Association {
         // cumulative PSN also covers PSNs we told the receiver to skip (LS-FORWARD-PSN skips
         // those of chunks marked for retransmission, see `check_psn_forward`): for such a
         // chunk only a gap block says that it arrived.
+        // The path's record of its transmissions finds them: those the cumulative PSN now
+        // covers (then dropped from the record), and those in the gap blocks.
         let mut newly: Vec<u32> = Vec::new();
-        for c in &self.tx.outstanding {
+        let consider = |psn: u32, seq: u64, newly: &mut Vec<u32>| {
+            let Some(i) = self.tx.index_of_seq(seq) else {
+                return; // Cumulatively acknowledged or abandoned since.
+            };
+            let c = &self.tx.outstanding[i];
+            // Stale if the chunk went out again since, under another PSN.
+            let current = usize::from(c.sent_on.0) == pi && c.psn == psn;
             let skippable = c.state != ChunkState::InFlight || c.path != c.sent_on;
-            if usize::from(c.sent_on.0) == pi
+            if current
                 && matches!(c.state, ChunkState::InFlight | ChunkState::Marked(_))
-                && c.psn != 0
-                && (by_gap(c.psn) || (by_cum(c.psn) && !skippable))
+                && (by_gap(psn) || (by_cum(psn) && !skippable))
                 && tsn_gt(c.tsn, cum)
             {
                 newly.push(c.tsn);
             }
+        };
+        let covered: Vec<(u32, u64)> = self.paths[pi]
+            .psn
+            .sent
+            .iter()
+            .take_while(|e| by_cum(e.0))
+            .copied()
+            .collect();
+        for &(psn, seq) in &covered {
+            consider(psn, seq, &mut newly);
         }
+        for &(a, b) in &merged {
+            let range: Vec<(u32, u64)> = self.paths[pi]
+                .psn
+                .sent_between(cum_psn.wrapping_add(a), cum_psn.wrapping_add(b))
+                .collect();
+            for (psn, seq) in range {
+                consider(psn, seq, &mut newly);
+            }
+        }
+        newly.sort_unstable_by_key(|t| t.wrapping_sub(cum));
+        newly.dedup();
         let gaps = self.merged_gap_blocks(cum, &newly);
         let p = &mut self.paths[pi];
+        p.psn.sent.drain(..covered.len());
         if cum_psn.wrapping_sub(p.psn.peer_cum) < 1 << 31 {
             p.psn.peer_cum = cum_psn;
         }
@@ -298,14 +327,18 @@ impl Association {
     fn check_psn_forward(&mut self, pi: usize) {
         let p = &self.paths[pi];
         let mut floor = p.psn.next;
-        for c in &self.tx.outstanding {
-            if usize::from(c.sent_on.0) == pi
-                && c.state == ChunkState::InFlight
-                && c.path == c.sent_on
-                && c.psn != 0
-                && c.psn.wrapping_sub(floor) >= 1 << 31
-            {
-                floor = c.psn;
+        // The oldest recorded transmission still in flight here (records are in PSN order).
+        for &(psn, seq) in &p.psn.sent {
+            let in_flight = self.tx.index_of_seq(seq).is_some_and(|i| {
+                let c = &self.tx.outstanding[i];
+                usize::from(c.sent_on.0) == pi
+                    && c.psn == psn
+                    && c.state == ChunkState::InFlight
+                    && c.path == c.sent_on
+            });
+            if in_flight {
+                floor = psn;
+                break;
             }
         }
         if let Some(probe) = p.psn.probe

@@ -7,7 +7,7 @@
 //! arithmetic on 12 bits, which is unambiguous while fewer than 2048 PSNs of one path are
 //! outstanding ([`MAX_PSNS_IN_FLIGHT`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 /// PSN values on the wire (12 bits).
 pub(crate) const PSN_MOD: u32 = 1 << 12;
@@ -65,6 +65,10 @@ pub(crate) struct PsnSender {
     pub(crate) forward_due: bool,
     /// The cumulative PSN that LS-FORWARD-PSN announces.
     pub(crate) forward_to: u32,
+    /// (PSN, `seq` of the chunk) of each DATA transmission here above the peer's cumulative
+    /// PSN, in PSN order: an LS-SACK finds its chunks without scanning the send queue. An
+    /// entry is stale once its chunk left the queue or went out again with another PSN.
+    pub(crate) sent: VecDeque<(u32, u64)>,
 }
 
 impl Default for PsnSender {
@@ -76,6 +80,7 @@ impl Default for PsnSender {
             copy_of: None,
             forward_due: false,
             forward_to: 0,
+            sent: VecDeque::new(),
         }
     }
 }
@@ -86,6 +91,34 @@ impl PsnSender {
         let p = self.next;
         self.next = self.next.wrapping_add(1);
         p
+    }
+
+    /// Takes the next PSN for a DATA transmission of the chunk `seq`, and records it.
+    pub(crate) fn take_for(&mut self, seq: u64) -> u32 {
+        let p = self.take();
+        self.sent.push_back((p, seq));
+        p
+    }
+
+    /// The recorded transmissions with a PSN in `from..=to` (serial order), in PSN order.
+    pub(crate) fn sent_between(&self, from: u32, to: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let base = self.sent.front().map_or(0, |e| e.0);
+        // Distance from the oldest record; a PSN serially before it counts as 0 (`from`) or
+        // leaves nothing (`to`).
+        let key = move |psn: u32| {
+            let d = psn.wrapping_sub(base);
+            (d < 1 << 31).then_some(d)
+        };
+        let (lo, hi) = (key(from).unwrap_or(0), key(to));
+        let start = match hi {
+            Some(_) => self.sent.partition_point(|e| e.0.wrapping_sub(base) < lo),
+            None => self.sent.len(),
+        };
+        let hi = hi.unwrap_or(0);
+        self.sent
+            .range(start..)
+            .take_while(move |e| e.0.wrapping_sub(base) <= hi)
+            .copied()
     }
 
     /// Whether another PSN may be used without making the wire form ambiguous.
@@ -243,6 +276,27 @@ mod tests {
         // 19_999 is a multiple of 7: its successor arrived and it was skipped.
         assert_eq!(cum, u32::from(wire(20_000)));
         assert!(blocks.is_empty());
+    }
+
+    #[test]
+    fn the_record_of_transmissions_is_found_by_psn_range() {
+        let mut p = PsnSender::default();
+        for seq in 100..110u64 {
+            p.take_for(seq);
+        }
+        // PSNs 1..=10 for seqs 100..=109.
+        let got: Vec<u64> = p.sent_between(3, 5).map(|e| e.1).collect();
+        assert_eq!(got, [102, 103, 104]);
+        // A range starting before the oldest record starts at it; one ending before, is empty.
+        assert_eq!(p.sent_between(0, 2).count(), 2);
+        assert_eq!(p.sent_between(u32::MAX - 5, 0).count(), 0);
+        assert_eq!(p.sent_between(9, 50).count(), 2);
+        // After the oldest records are dropped the rest is still found.
+        p.sent.drain(..4);
+        assert_eq!(
+            p.sent_between(1, 6).map(|e| e.0).collect::<Vec<_>>(),
+            [5, 6]
+        );
     }
 
     #[test]

@@ -69,6 +69,7 @@ impl Association {
             p.buffered = 0;
             p.rtx_marked.clear();
             p.sent_live.clear();
+            p.psn.sent.clear();
             self.timers.stop(Timer::T3(p.id));
         }
     }

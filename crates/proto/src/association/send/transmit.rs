@@ -293,7 +293,7 @@ impl Association {
             s.misses = 0;
             if ls_pid.is_some() {
                 // A retransmission gets a PSN of the path it goes on (002_*.txt §4.3).
-                s.psn = self.paths[pi].psn.take();
+                s.psn = self.paths[pi].psn.take_for(s.seq);
             }
             s.encode(ls_pid, buf);
             let tsn = s.tsn;
@@ -369,7 +369,7 @@ impl Association {
                 self.trace.record(now, ev);
             }
             if ls_pid.is_some() {
-                sent.psn = self.paths[pi].psn.take();
+                sent.psn = self.paths[pi].psn.take_for(sent.seq);
             }
             sent.encode(ls_pid, buf);
             *room -= data_chunk_size(header, sent.data.len());
