@@ -543,8 +543,10 @@ fn under_ls_timeout_handling_a_failed_path_is_probed_with_copies_only() {
         .filter(|(_, p, _)| *p == 1)
         .map(|(_, _, d)| d.asn)
         .collect();
+    let mut on_0 = 0;
     for (t, path, d) in client_ls_data(log) {
         if path == 0 && t >= t3 && t <= up {
+            on_0 += 1;
             assert!(
                 on_1.contains(&d.asn),
                 "probe copy of ASN {} never sent on path 1",
@@ -552,6 +554,9 @@ fn under_ls_timeout_handling_a_failed_path_is_probed_with_copies_only() {
             );
         }
     }
+    // One copy per probe timeout (RTO 1, 2, 4 s within the 5 s): no retransmission is sent
+    // to the path while its probe is unanswered.
+    assert!(on_0 <= 4, "{on_0} LS-DATA chunks on the failed path");
     assert!(
         flow.delivered_between(down + secs(2), up) >= 200,
         "delivery stalled while path 0 was down"
