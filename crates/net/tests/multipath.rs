@@ -33,6 +33,20 @@ fn ip(s: &str) -> IpAddr {
 }
 
 /// Message `seq` of `stream`: its header names it, the rest is a pattern of both.
+/// Accepts one association on `srv` and checks every message arrives intact and in order per
+/// stream until it closes; returns the messages received per stream.
+async fn receive_in_order(srv: Endpoint) -> [u32; STREAMS as usize] {
+    let a = srv.accept().await.unwrap();
+    let mut next = [0u32; STREAMS as usize];
+    while let Some(m) = a.recv().await {
+        let s = m.stream_id as usize;
+        assert_eq!(m.data, message(m.stream_id, next[s]), "stream {s}");
+        next[s] += 1;
+    }
+    srv.close().await;
+    next
+}
+
 fn message(stream: u16, seq: u32) -> Bytes {
     let mut v = Vec::with_capacity(MESSAGE);
     v.extend_from_slice(&stream.to_be_bytes());
@@ -182,17 +196,7 @@ async fn transfer_between(server: &[&str], client: &[&str], cmt: bool) {
     )
     .unwrap();
     let n: u32 = 1500;
-    let receiver = tokio::spawn(async move {
-        let a = srv.accept().await.unwrap();
-        let mut next = [0u32; STREAMS as usize];
-        while let Some(m) = a.recv().await {
-            let s = m.stream_id as usize;
-            assert_eq!(m.data, message(m.stream_id, next[s]), "stream {s}");
-            next[s] += 1;
-        }
-        srv.close().await;
-        next
-    });
+    let receiver = tokio::spawn(receive_in_order(srv));
     let a = cli.connect(&[first], 5001).await.unwrap();
     for seq in 0..n {
         for s in 0..STREAMS {
@@ -267,17 +271,7 @@ async fn load_sharing_transfers_intact_over_two_paths() {
     let cli = bind(false, ["127.0.0.3", "127.0.0.4"]);
     let first = srv.local_addrs()[0];
     let n: u32 = 3000;
-    let receiver = tokio::spawn(async move {
-        let a = srv.accept().await.unwrap();
-        let mut next = [0u32; STREAMS as usize];
-        while let Some(m) = a.recv().await {
-            let s = m.stream_id as usize;
-            assert_eq!(m.data, message(m.stream_id, next[s]), "stream {s}");
-            next[s] += 1;
-        }
-        srv.close().await;
-        next
-    });
+    let receiver = tokio::spawn(receive_in_order(srv));
     let a = timeout(LIMIT, cli.connect(&[first], 5001))
         .await
         .unwrap()

@@ -500,11 +500,12 @@ fn first_t3(tr: &[(Instant, TraceEvent)], path: u16, after: Instant) -> Instant 
         .expect("no T3 expiry on the failed path")
 }
 
-/// Path 0 fails for 5 s under steady traffic, then comes back. Returns the connection,
+/// Path 0 fails for `outage` under steady traffic, then comes back. Returns the connection,
 /// the traffic, the client's traces, and (down, first T3 on path 0, up).
-fn path0_fails_for_5s(
+fn path0_fails_for(
     cfg: AssociationConfig,
     seed: u64,
+    outage: Duration,
 ) -> (Conn, Steady, Vec<(Instant, TraceEvent)>, [Instant; 3]) {
     let mut conn = connected(cfg.clone(), cfg, seed);
     conn.p.client.set_tracing(true);
@@ -512,7 +513,7 @@ fn path0_fails_for_5s(
     flow.run(&mut conn, secs(3));
     let down = conn.p.now;
     conn.p.set_path_down(0, true);
-    flow.run(&mut conn, secs(5));
+    flow.run(&mut conn, outage);
     let up = conn.p.now;
     conn.p.set_path_down(0, false);
     flow.run(&mut conn, secs(15));
@@ -532,7 +533,7 @@ fn under_ls_timeout_handling_a_failed_path_is_probed_with_copies_only() {
         path_assignment: PathAssignment::CwndRtt,
         ..ls()
     };
-    let (conn, flow, _, [down, t3, up]) = path0_fails_for_5s(cfg, 20);
+    let (conn, flow, _, [down, t3, up]) = path0_fails_for(cfg, 20, secs(5));
     let log = &conn.p.log;
     let (fresh, packets) = new_asns_on_path0(log, t3, up);
     assert!(fresh.is_empty(), "new data on the failed path: {fresh:?}");
@@ -579,7 +580,7 @@ fn under_sctp_timeout_handling_a_failed_path_gets_new_data() {
         path_assignment: PathAssignment::CwndRtt,
         ..ls()
     };
-    let (conn, _, _, [_, t3, up]) = path0_fails_for_5s(cfg, 20);
+    let (conn, _, _, [_, t3, up]) = path0_fails_for(cfg, 20, secs(5));
     let (fresh, _) = new_asns_on_path0(&conn.p.log, t3, up);
     assert!(
         !fresh.is_empty(),
@@ -634,17 +635,7 @@ fn a_path_whose_probe_copies_keep_timing_out_becomes_inactive_and_returns_on_hea
         hb_interval: Some(secs(1)),
         ..ls()
     };
-    let mut conn = connected(cfg.clone(), cfg, 21);
-    conn.p.client.set_tracing(true);
-    let mut flow = Steady::new();
-    flow.run(&mut conn, secs(3));
-    let down = conn.p.now;
-    conn.p.set_path_down(0, true);
-    flow.run(&mut conn, secs(30));
-    let up = conn.p.now;
-    conn.p.set_path_down(0, false);
-    flow.run(&mut conn, secs(15));
-    let tr = client_traces(&mut conn.p);
+    let (conn, flow, tr, [down, _, up]) = path0_fails_for(cfg, 21, secs(30));
     let inactive = flow
         .path_state_at(0, PathState::Inactive, down)
         .expect("path 0 never became inactive");

@@ -74,8 +74,7 @@ impl Association {
             self.schedule_heartbeat(now, path);
             // LS-SCTP (002_*.txt Eq. (2)): an inactive path is probed every H; its last
             // probe's deadline was H, so the next one goes now.
-            let ls_probe = self.ls() && self.paths[pi].state == PathState::Inactive;
-            if ls_probe
+            if self.ls_monitors_inactive(path)
                 || self
                     .timers
                     .get(Timer::Heartbeat(path))
@@ -110,9 +109,7 @@ impl Association {
         // The answer's deadline is one RTO (RFC 9260 §8.3); for an inactive path under
         // LS-SCTP it is the probing period H of Eq. (2), not an RTO backed off while it failed.
         let deadline = match self.cfg.hb_interval {
-            Some(i) if self.ls() && self.paths[pi].state == PathState::Inactive => {
-                self.ls_heartbeat_delay(i)
-            }
+            Some(i) if self.ls_monitors_inactive(path) => self.ls_heartbeat_delay(i),
             _ => self.paths[pi].rtt.rto(),
         };
         let p = &mut self.paths[pi];
@@ -147,7 +144,7 @@ impl Association {
             self.timers.set(Timer::Heartbeat(path), None);
             return;
         };
-        let delay = if self.ls() && p.state == PathState::Inactive {
+        let delay = if self.ls_monitors_inactive(path) {
             self.ls_heartbeat_delay(interval)
         } else {
             interval + self.rto_jitter(rto)

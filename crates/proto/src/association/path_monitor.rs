@@ -48,6 +48,12 @@ impl Association {
         self.schedule_heartbeat(now, path);
     }
 
+    /// Whether `path` is inactive under LS-SCTP: the Path Monitor probes it every H of
+    /// Equation (2) rather than after its backed-off RTO.
+    pub(crate) fn ls_monitors_inactive(&self, path: PathId) -> bool {
+        self.ls() && self.paths[path.0 as usize].state == PathState::Inactive
+    }
+
     /// Equation (2) of 002_*.txt: when an inactive path is probed again under LS-SCTP.
     pub(crate) fn ls_heartbeat_delay(&mut self, interval: Duration) -> Duration {
         use rand_core::RngCore;

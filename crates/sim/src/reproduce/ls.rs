@@ -10,7 +10,7 @@ use super::{ReproduceError, ReproduceManifest, ReproduceOptions, Results, matche
 use crate::load::{self, Experiment};
 use crate::plot::timeseries::TimeSeries;
 use crate::run::{RunOptions, RunResult, SimError};
-use crate::runner::{self, ProgressFn, RunnerOptions};
+use crate::runner;
 use crate::scenario::Scenario;
 use crate::stats::Summary;
 use crate::sweep::display_value;
@@ -669,24 +669,11 @@ pub fn ls_sctp(
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<(Results, LsSeries, Vec<runner::Report>), ReproduceError> {
     ReproduceManifest::named("ls-sctp", opts).write(&opts.out)?;
-    let mut summaries = Vec::new();
-    let mut reports = Vec::new();
-    for fig in &LS_SCTP {
-        let exp = ls_experiment(fig, opts.quick)?;
-        let ropts = RunnerOptions {
-            jobs: opts.jobs,
-            seeds: opts.seeds,
-            out: None,
-            select: crate::campaign::Select::All,
-            fresh: false,
-        };
-        let id = fig.id;
-        let p: &ProgressFn<'_> = &|_, done, total| progress(id, done, total);
-        let report = runner::run_experiment(&exp, &opts.out.join(fig.id), &ropts, run, p)?;
-        summaries.push((fig.id, report.summary.clone()));
-        reports.push(report);
-    }
-    let results = Results { summaries };
+    let figures = LS_SCTP
+        .iter()
+        .map(|fig| Ok((fig.id, ls_experiment(fig, opts.quick)?)));
+    let camp = super::CampaignOptions::default();
+    let (results, reports) = super::run_figures(opts, &camp, figures, run, progress)?;
     let series = LsSeries::read(&opts.out, &results);
     super::ls_report::write(&results, &series, opts)?;
     Ok((results, series, reports))

@@ -309,10 +309,29 @@ pub fn cmt_scheduling_campaign(
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<(Results, Vec<runner::Report>), ReproduceError> {
     ReproduceManifest::of(opts).write(&opts.out)?;
+    let figures = CMT_SCHEDULING
+        .iter()
+        .map(|fig| Ok((fig.id, experiment(fig, opts.quick)?)));
+    let (results, reports) = run_figures(opts, camp, figures, run, progress)?;
+    if camp.shard.is_none() {
+        write_report(&results, opts)?;
+    }
+    Ok((results, reports))
+}
+
+/// Runs each figure file's experiment into `opts.out/<id>/` (this shard's runs only, with
+/// `camp.shard`), calling `progress(id, done, total)` after each run.
+fn run_figures(
+    opts: &ReproduceOptions,
+    camp: &CampaignOptions,
+    figures: impl Iterator<Item = Result<(&'static str, Experiment), load::Diagnostic>>,
+    run: &(dyn Fn(&Scenario, &RunOptions) -> Result<RunResult, SimError> + Sync),
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<(Results, Vec<runner::Report>), ReproduceError> {
     let mut summaries = Vec::new();
     let mut reports = Vec::new();
-    for fig in &CMT_SCHEDULING {
-        let exp = experiment(fig, opts.quick)?;
+    for fig in figures {
+        let (id, exp) = fig?;
         let ropts = RunnerOptions {
             jobs: opts.jobs,
             seeds: opts.seeds,
@@ -320,17 +339,12 @@ pub fn cmt_scheduling_campaign(
             select: camp.shard.map_or(Select::All, Select::Shard),
             fresh: camp.fresh,
         };
-        let id = fig.id;
         let p: &ProgressFn<'_> = &|_, done, total| progress(id, done, total);
-        let report = runner::run_experiment(&exp, &opts.out.join(fig.id), &ropts, run, p)?;
-        summaries.push((fig.id, report.summary.clone()));
+        let report = runner::run_experiment(&exp, &opts.out.join(id), &ropts, run, p)?;
+        summaries.push((id, report.summary.clone()));
         reports.push(report);
     }
-    let results = Results { summaries };
-    if camp.shard.is_none() {
-        write_report(&results, opts)?;
-    }
-    Ok((results, reports))
+    Ok((Results { summaries }, reports))
 }
 
 /// Draws the plots into `opts.out` and writes `opts.out/report.md`.

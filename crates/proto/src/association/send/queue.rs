@@ -57,10 +57,8 @@ pub(crate) struct SendQueue {
     pub(crate) sched: Scheduler,
     /// Stream whose head message is partly sent (DATA fragments must be consecutive).
     current: Option<u16>,
-    /// The path the partly sent message's fragments stay on, when `pin_fragments`.
+    /// The path the partly sent message's fragments stay on (LS-SCTP, 002_*.txt §4.5).
     current_path: Option<PathId>,
-    /// All fragments of a message on one path (LS-SCTP, 002_*.txt §4.5).
-    pub(crate) pin_fragments: bool,
     queued_bytes: usize,
     pub(crate) next_tsn: u32,
     /// Cumulative TSN ack point: every TSN up to it is acknowledged.
@@ -98,7 +96,6 @@ impl SendQueue {
             sched,
             current: None,
             current_path: None,
-            pin_fragments: false,
             queued_bytes: 0,
             next_tsn: 0,
             cum_ack: 0,
@@ -220,13 +217,15 @@ impl SendQueue {
 
     /// Cuts the next DATA chunk of at most `max_payload` bytes, assigning TSN and SSN, or
     /// `None` if nothing is queued. Messages whose PR-SCTP lifetime ran out before their
-    /// first byte left are dropped here (they never got a TSN).
+    /// first byte left are dropped here (they never got a TSN). With `pin`, the rest of a
+    /// message cut here may only go on `path` (LS-SCTP, 002_*.txt §4.5).
     pub(crate) fn next_chunk(
         &mut self,
         max_payload: usize,
         now: Instant,
         path: PathId,
         views: &[PathView],
+        pin: bool,
     ) -> Option<Next> {
         loop {
             let stream = match self.current {
@@ -290,7 +289,7 @@ impl SendQueue {
             self.queued_bytes -= len;
             self.outstanding_bytes += len;
             self.sched.on_sent(stream, len);
-            self.current_path = (!ending && self.pin_fragments).then_some(path);
+            self.current_path = (!ending && pin).then_some(path);
             if ending {
                 s.queue.pop_front();
                 self.current = None;

@@ -157,20 +157,16 @@ impl Association {
             // LS-SCTP (002_*.txt §4.3): a copy of a timed-out chunk (or, when the probe
             // itself timed out, of the oldest unacknowledged one) probes this path; no new
             // data goes here until the copy is acknowledged on it.
-            let copy = first_marked.or_else(|| {
-                probed
-                    .then(|| {
-                        self.tx
-                            .outstanding
-                            .iter()
-                            .find(|s| {
-                                matches!(s.state, ChunkState::InFlight | ChunkState::Marked(_))
-                            })
-                            .map(|s| s.seq)
-                    })
-                    .flatten()
-            });
-            self.paths[pi].psn.copy_of = copy;
+            let oldest_unacked = || {
+                let mut live = self.tx.outstanding.iter();
+                live.find(|s| matches!(s.state, ChunkState::InFlight | ChunkState::Marked(_)))
+                    .map(|s| s.seq)
+            };
+            self.paths[pi].psn.copy_of = match first_marked {
+                Some(seq) => Some(seq),
+                None if probed => oldest_unacked(),
+                None => None,
+            };
         }
         self.check_path_loss(now, path);
         if self.features.pr_sctp {

@@ -216,17 +216,14 @@ impl Association {
             return false;
         }
         let psn = self.paths[pi].psn.take();
-        let mut copy_buf = Vec::new();
         let pid = self.ls_pid(path);
-        {
-            let s = &mut self.tx.outstanding[i];
-            let own = s.psn;
-            s.psn = psn;
-            s.encode(pid, &mut copy_buf);
-            s.psn = own;
-        }
-        buf.extend_from_slice(&copy_buf);
-        *room = room.saturating_sub(copy_buf.len());
+        // The copy carries the probe's PSN; the chunk keeps the one of its own transmission.
+        let s = &mut self.tx.outstanding[i];
+        let own = std::mem::replace(&mut s.psn, psn);
+        let before = buf.len();
+        s.encode(pid, buf);
+        s.psn = own;
+        *room = room.saturating_sub(buf.len() - before);
         let p = &mut self.paths[pi];
         p.psn.copy_of = None;
         p.psn.probe = Some(psn);
@@ -326,7 +323,7 @@ impl Association {
         let pi = path.0 as usize;
         let header = self.data_header_len();
         let ls_pid = self.ls_pid(path);
-        self.tx.pin_fragments = self.data_paths() == super::path_select::DataPaths::CwndRtt;
+        let pin = self.data_paths() == super::path_select::DataPaths::CwndRtt;
         let max_payload = self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - header;
         let mut wrote = false;
         while let Some(next) = self.tx.peek_len(path, &self.views) {
@@ -354,7 +351,7 @@ impl Association {
             if len > self.tx.peer_rwnd && flight > 0 {
                 break;
             }
-            let mut sent = match self.tx.next_chunk(cut, now, path, &self.views) {
+            let mut sent = match self.tx.next_chunk(cut, now, path, &self.views, pin) {
                 None => break,
                 Some(Next::Dropped) => {
                     self.stats.abandoned_messages += 1;
