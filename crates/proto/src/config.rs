@@ -149,6 +149,26 @@ pub enum TimeoutHandling {
     Ls,
 }
 
+/// How the sender tells a spurious retransmission from a needed one (004_*.txt, RFC 3522,
+/// RFC 3708), and so whether it undoes the congestion response (RFC 4015).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SpuriousDetection {
+    /// No detection: every retransmission keeps its congestion response (RFC 9260).
+    #[default]
+    Off,
+    /// Eifel with a TIMESTAMP chunk in every packet (004_*.txt Fig. 6 variant I); needs the
+    /// peer's Eifel-Supported parameter, else DupTSN detection is used.
+    EifelTimestamp,
+    /// Eifel with the retransmit bit in DATA and SACK flags (Fig. 6 variant II); needs the
+    /// peer's Eifel-Supported parameter, else DupTSN detection is used.
+    EifelRbit,
+    /// Duplicate-TSN reports alone (RFC 3708): no wire change, works with any peer.
+    DupTsn,
+    /// Eifel (timestamp) falling back to DupTSN reports when a retransmission may have
+    /// overtaken its original (004_*.txt §4 "Multihoming Considerations").
+    EifelDupTsn,
+}
+
 /// Settings of one association. `Default` gives the RFC 9260 values;
 /// [`AssociationConfig::validate`] checks a changed one.
 #[derive(Debug, Clone)]
@@ -240,6 +260,9 @@ pub struct AssociationConfig {
     /// sent chunks, since it last became active) exceeds this leaves the active list until a
     /// HEARTBEAT-ACK; `None`: loss does not take paths out.
     pub path_loss_threshold: Option<f64>,
+    /// Detection of spurious fast retransmits and timeouts, and the Eifel response
+    /// (004_*.txt, RFC 4015) when one is found. Off by default, as in RFC 9260.
+    pub spurious_detection: SpuriousDetection,
 }
 
 impl Default for AssociationConfig {
@@ -283,6 +306,7 @@ impl Default for AssociationConfig {
             timeout_handling: TimeoutHandling::Sctp,
             max_data_paths: None,
             path_loss_threshold: None,
+            spurious_detection: SpuriousDetection::Off,
         }
     }
 }

@@ -27,7 +27,7 @@ pub use association::{Association, AssociationStats, SendOptions, State, Transmi
 pub use config::{
     AssociationConfig, BufferSplitting, CmtConfig, ConfigError, CongestionControl, EndpointConfig,
     NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind,
-    TimeoutHandling, UnknownName,
+    SpuriousDetection, TimeoutHandling, UnknownName,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};
 pub use event::{CloseReason, Event, IcmpError, SendError};

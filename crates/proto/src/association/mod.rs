@@ -93,6 +93,10 @@ pub struct AssociationStats {
     pub abandoned_messages: u64,
     /// Packets dropped as malformed or failing a verification-tag check.
     pub packets_dropped: u64,
+    /// Fast retransmits found spurious (004_*.txt: Eifel or DupTSN) and undone.
+    pub spurious_fast_retransmits: u64,
+    /// T3-rtx expiries found spurious (004_*.txt: Eifel or DupTSN) and undone.
+    pub spurious_timeouts: u64,
 }
 
 /// A control chunk waiting for a packet, with the path it must leave on.

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use super::{
     BufferSplitting, CongestionControl, NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit,
-    RtxPolicy, SackPath, SchedulerKind, TimeoutHandling,
+    RtxPolicy, SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
 };
 
 /// A name that is none of an enum's names.
@@ -125,6 +125,17 @@ impl TimeoutHandling {
     pub const NAMES: [(&'static str, Self); 2] = [("sctp", Self::Sctp), ("ls", Self::Ls)];
 }
 
+impl SpuriousDetection {
+    /// Every detection technique with its name.
+    pub const NAMES: [(&'static str, Self); 5] = [
+        ("off", Self::Off),
+        ("eifel-timestamp", Self::EifelTimestamp),
+        ("eifel-rbit", Self::EifelRbit),
+        ("duptsn", Self::DupTsn),
+        ("eifel+duptsn", Self::EifelDupTsn),
+    ];
+}
+
 /// `FromStr`, `Display` and (feature `serde`) `Deserialize` for an enum with a `NAMES`
 /// table; `$what` names it in errors.
 macro_rules! by_name {
@@ -195,6 +206,7 @@ by_name!(NrSackPolicy, "NR-SACK policy");
 by_name!(SchedulerKind, "stream scheduler");
 by_name!(PathAssignment, "path assignment");
 by_name!(TimeoutHandling, "timeout handling");
+by_name!(SpuriousDetection, "spurious retransmission detection");
 
 #[cfg(test)]
 mod tests {
@@ -223,6 +235,7 @@ mod tests {
         round_trip(&SchedulerKind::NAMES);
         round_trip(&PathAssignment::NAMES);
         round_trip(&TimeoutHandling::NAMES);
+        round_trip(&SpuriousDetection::NAMES);
     }
 
     #[test]
