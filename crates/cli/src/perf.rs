@@ -85,6 +85,11 @@ pub(crate) struct ServerArgs {
     /// too gets LS-DATA and per-path LS-SACKs; any other peer skips the offer.
     #[arg(long, default_value = "on")]
     load_sharing: String,
+    /// Detection of spurious retransmissions for what the server sends (--echo): off,
+    /// eifel-timestamp, eifel-rbit, duptsn, eifel+duptsn (004_*.txt). The server echoes
+    /// a client's Eifel signals whatever this says.
+    #[arg(long, default_value = "off")]
+    spurious_detection: braid_net::SpuriousDetection,
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
@@ -139,6 +144,12 @@ pub(crate) struct ClientArgs {
     /// else the association runs as --cmt says.
     #[arg(long, default_value = "off")]
     load_sharing: String,
+    /// Detection of spurious retransmissions (004_*.txt): off, eifel-timestamp (a
+    /// TIMESTAMP chunk in every packet), eifel-rbit (a retransmit bit in DATA and SACK),
+    /// duptsn (duplicate-TSN reports, RFC 3708), eifel+duptsn. Eifel needs a peer that
+    /// offers Eifel-Supported (braid does); otherwise DupTSN runs.
+    #[arg(long, default_value = "off")]
+    spurious_detection: braid_net::SpuriousDetection,
     /// Print one JSON object at the end instead of text.
     #[arg(long)]
     json: bool,
@@ -606,6 +617,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             } else {
                 braid_net::TimeoutHandling::Sctp
             },
+            spurious_detection: args.spurious_detection,
             ..assoc_config(k)
         },
         ..Default::default()
@@ -824,6 +836,9 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "scheduler": args.scheduler.to_string(),
             "cmt": args.cmt,
             "load_sharing": args.load_sharing,
+            "spurious_detection": args.spurious_detection.to_string(),
+            "spurious_fast_retransmits": stats.as_ref().map_or(0, |s| s.spurious_fast_retransmits),
+            "spurious_timeouts": stats.as_ref().map_or(0, |s| s.spurious_timeouts),
             "paths": paths_json(&paths),
         });
         println!("{v}");
@@ -837,6 +852,16 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             human_rate(mbps(sent, secs)),
             if result.is_ok() { "yes" } else { "no" },
         );
+        if let Some(st) = stats
+            .as_ref()
+            .filter(|st| st.spurious_fast_retransmits + st.spurious_timeouts > 0)
+        {
+            let _ = write!(
+                s,
+                "\n      spurious: {} fast retransmits, {} timeouts (undone)",
+                st.spurious_fast_retransmits, st.spurious_timeouts
+            );
+        }
         if args.verify_echo {
             let _ = write!(
                 s,
@@ -962,6 +987,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         listen: true,
         association: AssociationConfig {
             load_sharing,
+            spurious_detection: args.spurious_detection,
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
             cmt: (args.bind.len() > 1).then(braid_net::CmtConfig::default),

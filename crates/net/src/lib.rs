@@ -49,7 +49,7 @@ use tokio::sync::{mpsc, oneshot};
 pub use braid_proto::{
     AssocId, AssociationConfig, AssociationStats, CloseReason, CmtConfig, ConfigError,
     EndpointConfig, PathAssignment, PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError,
-    SendOptions, TimeoutHandling,
+    SendOptions, SpuriousDetection, TimeoutHandling,
 };
 
 /// README.md's code blocks, compiled and run as doc tests (the library quick start).

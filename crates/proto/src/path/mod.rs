@@ -187,8 +187,9 @@ pub(crate) struct Path {
     pub(crate) loss_base: (u64, u64),
     /// Chunks found lost on this path (fast retransmit or T3), for the Path Monitor.
     pub(crate) lost_chunks: u64,
-    /// The loss-recovery episode whose spuriousness is still being decided (004_*.txt).
-    pub(crate) spurious: Option<Box<crate::association::send::spurious::Episode>>,
+    /// The loss-recovery episodes whose spuriousness is still being decided, oldest first
+    /// (004_*.txt; a few, since DupTSN reports may come after the next episode began).
+    pub(crate) spurious: Vec<crate::association::send::spurious::Episode>,
 }
 
 impl Path {
@@ -221,7 +222,7 @@ impl Path {
             heartbeat: HeartbeatState::default(),
             last_data_sent: now,
             recovery: Recovery::Open,
-            spurious: None,
+            spurious: Vec::new(),
             rtx_cwnd_exempt: false,
             rtx_marked: seq_list::SeqList::default(),
             rtt_probe: None,

@@ -45,7 +45,7 @@ impl Association {
             let p = &mut self.paths[i];
             p.rtt_probe = None;
             p.recovery = crate::path::Recovery::Open;
-            p.spurious = None;
+            p.spurious.clear();
             p.rtx_cwnd_exempt = false;
             p.error_count = 0;
             p.rtt = crate::path::rto::RttEstimator::new(&cfg);

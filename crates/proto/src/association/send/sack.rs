@@ -100,7 +100,7 @@ impl Association {
         let pseudo = (&pseudo_before[..], &pseudo_after[..]);
         let reactivated = self.update_paths(now, &mut ack, cum, pseudo);
         let signals = std::mem::take(&mut self.sack_signals);
-        if self.paths.iter().any(|p| p.spurious.is_some()) {
+        if self.paths.iter().any(|p| !p.spurious.is_empty()) {
             // 004_*.txt Fig. 6 step 3: every SACK may decide an open episode; the response
             // replaces what this SACK did to the window.
             self.spurious_detect(now, cum, ack.on.iter().sum(), signals);

@@ -37,6 +37,10 @@ use crate::{TraceEvent, WindowCause};
 /// DupTSN (a window larger than this is not what RFC 3708's list was meant for).
 const MAX_TRACKED: usize = 4096;
 
+/// Episodes a path keeps undecided at once: the duplicate reports of one may come back after
+/// the next fast retransmit began another (reordering every window, 004_*.txt Fig. 11(a)).
+const MAX_EPISODES: usize = 4;
+
 /// The Eifel signal in use towards this peer (004_*.txt Fig. 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Signal {
@@ -66,7 +70,8 @@ pub(crate) struct Episode {
     dup_open: bool,
     /// TSval of the packet that carried the episode's first retransmission (RetransmitTS).
     retransmit_ts: Option<u32>,
-    /// Highest TSN retransmitted in the episode (MaxRetransmit).
+    /// Highest TSN retransmitted with the first retransmission, in the packets of that
+    /// instant (MaxRetransmit; see `spurious_on_retransmit`).
     max_retransmit: Option<u32>,
     /// A SACK that was not a cover ack arrived (AckRcvd, Fig. 6).
     ack_rcvd: bool,
@@ -152,7 +157,7 @@ impl Association {
         let p = &mut self.paths[path.0 as usize];
         let mtu = p.mtu;
         if trigger == Trigger::Timeout
-            && let Some(e) = p.spurious.as_deref_mut()
+            && let Some(e) = p.spurious.last_mut()
         {
             e.trigger = Trigger::Timeout;
             e.timeouts += 1;
@@ -166,7 +171,10 @@ impl Association {
             .rtt
             .srtt()
             .map(|s| s + 2 * crate::path::RttEstimator::GRANULARITY);
-        p.spurious = Some(Box::new(Episode {
+        if p.spurious.len() == MAX_EPISODES {
+            p.spurious.remove(0);
+        }
+        p.spurious.push(Episode {
             trigger,
             eifel_open: signal.is_some(),
             dup_open: dup,
@@ -179,17 +187,25 @@ impl Association {
             timed_out: (trigger == Trigger::Timeout).then(|| (now, p.rtt.rto())),
             timeouts: u32::from(trigger == Trigger::Timeout),
             retransmitted: Vec::new(),
-        }));
+        });
     }
 
     /// A chunk lost on `lost_on` is retransmitted with TSN `tsn` in a packet whose TSval is
     /// `tsval` (Fig. 6 steps 1(b) and 2).
+    ///
+    /// MaxRetransmit counts only the retransmissions sent with the first one (the packets
+    /// of that instant, which share its TSval): the cover ack exists so that a chunk bundled
+    /// with a spurious retransmission is not masked (Fig. 5). Raising it with every later
+    /// Go-Back-N retransmission, as a literal reading of step 2's loop would, means that
+    /// when the originals' acks open the alternate path's window (Fig. 3) each of them sends
+    /// more retransmissions and no ack is a cover ack until the Go-Back-N is over — not
+    /// what Fig. 10(c) shows.
     pub(crate) fn spurious_on_retransmit(&mut self, lost_on: PathId, tsn: u32, tsval: u32) {
-        let Some(e) = self.paths[lost_on.0 as usize].spurious.as_deref_mut() else {
+        let Some(e) = self.paths[lost_on.0 as usize].spurious.last_mut() else {
             return;
         };
-        e.retransmit_ts.get_or_insert(tsval);
-        if e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
+        let first = *e.retransmit_ts.get_or_insert(tsval) == tsval;
+        if first && e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
             e.max_retransmit = Some(tsn);
         }
         if !e.dup_open {
@@ -210,10 +226,7 @@ impl Association {
         if dup_tsns.is_empty() {
             return;
         }
-        for p in &mut self.paths {
-            let Some(e) = p.spurious.as_deref_mut() else {
-                continue;
-            };
+        for e in self.paths.iter_mut().flat_map(|p| p.spurious.iter_mut()) {
             for (tsn, reported) in &mut e.retransmitted {
                 if dup_tsns.contains(tsn) {
                     *reported = true;
@@ -233,59 +246,79 @@ impl Association {
     ) {
         let (signal, _) = self.spurious_detection();
         for i in 0..self.paths.len() {
-            let Some(e) = self.paths[i].spurious.as_deref_mut() else {
-                continue;
-            };
-            let mut spurious = false;
-            if e.eifel_open
-                && let Some(max) = e.max_retransmit
-            {
-                let cover = tsn_ge(cum, max);
-                match signal {
-                    Some(Signal::Timestamp) if !cover => e.ack_rcvd = true,
-                    Some(Signal::Timestamp) => {
-                        // Step 4: the cover ack echoes the original's timestamp, older than
-                        // the first retransmission's; step 5: unless a timeout's
-                        // retransmissions all came back duplicate with no ack in between
-                        // (the originals' acks were lost: DupTSN decides, §3.3 of RFC 3522).
-                        let older = signals
-                            .echo
-                            .zip(e.retransmit_ts)
-                            .is_some_and(|(echo, rts)| tsn_lt(echo, rts));
-                        let step5 = e.trigger == Trigger::Timeout
-                            && !e.ack_rcvd
-                            && e.all_reported_duplicate();
-                        spurious = older && !step5;
-                        e.eifel_open = false;
-                    }
-                    Some(Signal::RetransmitBit) if signals.rbit => e.eifel_open = false,
-                    Some(Signal::RetransmitBit) if cover => {
-                        spurious = true;
-                        e.eifel_open = false;
-                    }
-                    Some(Signal::RetransmitBit) => {}
-                    None => e.eifel_open = false,
+            let mut k = 0;
+            while k < self.paths[i].spurious.len() {
+                if self.decide_episode(now, PathId(i as u16), k, cum, acked, signal, signals) {
+                    k += 1;
                 }
             }
-            if !spurious && e.dup_open && e.all_reported_duplicate() {
-                spurious = true;
+        }
+    }
+
+    /// Fig. 6 steps 3–6 for episode `k` of `path`; responds if it was spurious. Returns
+    /// whether the episode is still open (else it was removed).
+    #[allow(clippy::too_many_arguments)]
+    fn decide_episode(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        k: usize,
+        cum: u32,
+        acked: usize,
+        signal: Option<Signal>,
+        signals: SackSignals,
+    ) -> bool {
+        let e = &mut self.paths[path.0 as usize].spurious[k];
+        let mut spurious = false;
+        if e.eifel_open
+            && let Some(max) = e.max_retransmit
+        {
+            let cover = tsn_ge(cum, max);
+            match signal {
+                Some(Signal::Timestamp) if !cover => e.ack_rcvd = true,
+                Some(Signal::Timestamp) => {
+                    // Step 4: the cover ack echoes the original's timestamp, older than
+                    // the first retransmission's; step 5: unless a timeout's
+                    // retransmissions all came back duplicate with no ack in between
+                    // (the originals' acks were lost: DupTSN decides, §3.3 of RFC 3522).
+                    let older = signals
+                        .echo
+                        .zip(e.retransmit_ts)
+                        .is_some_and(|(echo, rts)| tsn_lt(echo, rts));
+                    let step5 =
+                        e.trigger == Trigger::Timeout && !e.ack_rcvd && e.all_reported_duplicate();
+                    spurious = older && !step5;
+                    e.eifel_open = false;
+                }
+                Some(Signal::RetransmitBit) if signals.rbit => e.eifel_open = false,
+                Some(Signal::RetransmitBit) if cover => {
+                    spurious = true;
+                    e.eifel_open = false;
+                }
+                Some(Signal::RetransmitBit) => {}
+                None => e.eifel_open = false,
             }
-            if spurious {
-                self.spurious_respond(now, PathId(i as u16), acked);
-            } else if !e.eifel_open && !e.dup_open {
-                self.paths[i].spurious = None;
-            }
+        }
+        if !spurious && e.dup_open && e.all_reported_duplicate() {
+            spurious = true;
+        }
+        if spurious {
+            let e = self.paths[path.0 as usize].spurious.remove(k);
+            self.spurious_respond(now, path, e, acked);
+            false
+        } else if !e.eifel_open && !e.dup_open {
+            self.paths[path.0 as usize].spurious.remove(k);
+            false
+        } else {
+            true
         }
     }
 
     /// The response to a spurious episode on `path` (004_*.txt §5, RFC 4015 steps (3)–(5)).
     /// The window is never made smaller than it is: a late DupTSN verdict may come after the
     /// window already grew back.
-    fn spurious_respond(&mut self, now: Instant, path: PathId, acked: usize) {
+    fn spurious_respond(&mut self, now: Instant, path: PathId, e: Episode, acked: usize) {
         let pi = path.0 as usize;
-        let Some(e) = self.paths[pi].spurious.take() else {
-            return;
-        };
         let before = self.window_of(path);
         if e.trigger == Trigger::Timeout {
             self.stats.spurious_timeouts += 1;
