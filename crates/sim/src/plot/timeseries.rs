@@ -240,6 +240,7 @@ pub fn prepare(ts: &TimeSeries, spec: &TimeSeriesSpec) -> Result<Vec<Chart>, Plo
                     unit: "s".into(),
                 },
                 series,
+                scatter: false,
             }
         })
         .collect();

@@ -42,6 +42,7 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> Char
             unit: String::new(),
         },
         series,
+        scatter: false,
     }
 }
 
