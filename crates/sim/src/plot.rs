@@ -156,6 +156,9 @@ pub struct Chart {
     /// Draw every point as a marker and join none (a time-sequence plot of packets);
     /// otherwise curves with a marker on some points.
     pub scatter: bool,
+    /// The x range to show (numeric axes), so that panels one above the other line up;
+    /// `None`: the data's, padded.
+    pub x_range: Option<(f64, f64)>,
 }
 
 /// Reads `dir/summary.json`, draws the plot into `out` (.png or .svg) and returns what was
@@ -342,6 +345,7 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
         x_axis,
         series,
         scatter: false,
+        x_range: None,
     })
 }
 
@@ -574,7 +578,9 @@ where
     if !(x0.is_finite() && x1.is_finite()) {
         (x0, x1) = (0.0, 1.0);
     }
-    if matches!(chart.x_axis, XAxis::Numeric { .. }) {
+    if let (Some((a, b)), XAxis::Numeric { .. }) = (chart.x_range, &chart.x_axis) {
+        (x0, x1) = (a, b);
+    } else if matches!(chart.x_axis, XAxis::Numeric { .. }) {
         let pad = if x1 > x0 {
             (x1 - x0) * 0.05
         } else {

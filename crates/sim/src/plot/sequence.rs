@@ -5,9 +5,9 @@
 //! `DIR/sequence/point{P}-seed{S}.csv` (header [`crate::run::SEQUENCE_HEADER`]): one row per
 //! DATA chunk sent or retransmitted (with its path), per DATA chunk reaching the receiver,
 //! per SACK reaching the sender (its cumulative TSN ack) and per change of a path's cwnd.
-//! [`prepare`] draws two panels sharing the time axis: the TSNs as markers only, a series
-//! (and marker) each for DATA sent and retransmitted on each path, DATA arriving and the
-//! SACKs' cumulative acks; below, each path's cwnd as a step curve.
+//! [`prepare`] draws two panels over the same time range: the TSNs as markers only, a
+//! series (and marker) each for DATA arriving, the SACKs' cumulative acks, and DATA sent and
+//! retransmitted on each path (drawn last, on top); below, each path's cwnd as a step curve.
 
 use std::path::Path;
 
@@ -197,7 +197,21 @@ pub fn prepare(seq: &Sequence, spec: &SequenceSpec) -> Result<Vec<Chart>, PlotEr
             .filter_map(|r| r.tsn.map(|n| point(r.t, n)))
             .collect()
     };
+    // Drawn in this order, so that the sender's transmissions, and its retransmissions
+    // above all, stay visible on top of the receiver's arrivals and the acks.
     let mut series = Vec::new();
+    for (event, what) in [
+        (SeqEvent::Arrive, "DATA at the receiver"),
+        (SeqEvent::Sack, "SACK cum. ack at the sender"),
+    ] {
+        let points = tsns(event, None);
+        if !points.is_empty() {
+            series.push(Series {
+                label: Some(what.to_string()),
+                points,
+            });
+        }
+    }
     for (event, what) in [
         (SeqEvent::Send, "DATA sent"),
         (SeqEvent::Rtx, "retransmission"),
@@ -215,18 +229,6 @@ pub fn prepare(seq: &Sequence, spec: &SequenceSpec) -> Result<Vec<Chart>, PlotEr
                     points,
                 });
             }
-        }
-    }
-    for (event, what) in [
-        (SeqEvent::Arrive, "DATA at the receiver"),
-        (SeqEvent::Sack, "SACK cum. ack at the sender"),
-    ] {
-        let points = tsns(event, None);
-        if !points.is_empty() {
-            series.push(Series {
-                label: Some(what.to_string()),
-                points,
-            });
         }
     }
     let mut windows = Vec::new();
@@ -266,6 +268,7 @@ pub fn prepare(seq: &Sequence, spec: &SequenceSpec) -> Result<Vec<Chart>, PlotEr
             x_axis: time_axis(),
             series,
             scatter: true,
+            x_range: Some((from, to)),
         },
         Chart {
             title: String::new(),
@@ -274,6 +277,7 @@ pub fn prepare(seq: &Sequence, spec: &SequenceSpec) -> Result<Vec<Chart>, PlotEr
             x_axis: time_axis(),
             series: windows,
             scatter: false,
+            x_range: Some((from, to)),
         },
     ])
 }
@@ -337,10 +341,10 @@ mod tests {
         assert_eq!(
             labels,
             [
-                "DATA sent, path p1",
-                "retransmission, path p2",
                 "DATA at the receiver",
-                "SACK cum. ack at the sender"
+                "SACK cum. ack at the sender",
+                "DATA sent, path p1",
+                "retransmission, path p2"
             ]
         );
         // p1's cwnd: 4380 from 0, 5840 from 0.6 s on (a step: two points at 0.6 s).

@@ -241,6 +241,7 @@ pub fn prepare(ts: &TimeSeries, spec: &TimeSeriesSpec) -> Result<Vec<Chart>, Plo
                 },
                 series,
                 scatter: false,
+                x_range: None,
             }
         })
         .collect();

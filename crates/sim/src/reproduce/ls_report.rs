@@ -43,6 +43,7 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> Char
         },
         series,
         scatter: false,
+        x_range: None,
     }
 }
 
