@@ -27,11 +27,19 @@ pub(crate) struct Features {
     pub(crate) nr_sack: bool,
     /// Both sides sent Load-Sharing-Supported (LS-SCTP, 002_*.txt §4.6).
     pub(crate) ls: bool,
+    /// The peer echoes TIMESTAMP chunks (Eifel-Supported, 004_*.txt Fig. 6 variant I).
+    pub(crate) eifel_ts: bool,
+    /// The peer echoes the retransmit bit (Eifel-Supported, 004_*.txt Fig. 6 variant II).
+    pub(crate) eifel_rbit: bool,
 }
 
 impl Features {
     fn to_bits(self) -> u32 {
-        u32::from(self.pr_sctp) | (u32::from(self.nr_sack) << 1) | (u32::from(self.ls) << 2)
+        u32::from(self.pr_sctp)
+            | (u32::from(self.nr_sack) << 1)
+            | (u32::from(self.ls) << 2)
+            | (u32::from(self.eifel_ts) << 3)
+            | (u32::from(self.eifel_rbit) << 4)
     }
 
     fn from_bits(b: u32) -> Self {
@@ -39,6 +47,8 @@ impl Features {
             pr_sctp: b & 1 != 0,
             nr_sack: b & 2 != 0,
             ls: b & 4 != 0,
+            eifel_ts: b & 8 != 0,
+            eifel_rbit: b & 16 != 0,
         }
     }
 }
@@ -301,6 +311,8 @@ mod tests {
                 pr_sctp: true,
                 nr_sack: true,
                 ls: true,
+                eifel_ts: true,
+                eifel_rbit: false,
             },
             peer_addresses: vec!["192.0.2.1".parse().unwrap(), "2001:db8::1".parse().unwrap()],
         }

@@ -30,6 +30,8 @@ pub enum WindowCause {
     Timeout,
     /// The path was idle for an RTO or more (§7.2.1).
     Idle,
+    /// A fast retransmit or timeout was found spurious and its cut undone (004_*.txt §5).
+    Spurious,
 }
 
 impl WindowCause {
@@ -40,6 +42,7 @@ impl WindowCause {
             Self::FastRetransmit => "fast_retransmit",
             Self::Timeout => "timeout",
             Self::Idle => "idle",
+            Self::Spurious => "spurious",
         }
     }
 }
@@ -85,6 +88,13 @@ pub enum TraceEvent {
         /// Where the marked chunks go.
         resent_on: PathId,
     },
+    /// A fast retransmit or timeout on a path was found spurious (004_*.txt Fig. 6, RFC 3708).
+    SpuriousRetransmission {
+        /// The path whose congestion state the retransmission had cut.
+        path: PathId,
+        /// It was a T3-rtx expiry (else a fast retransmit).
+        timeout: bool,
+    },
     /// A SACK left on a path.
     SackSent {
         /// The path.
@@ -111,6 +121,7 @@ impl TraceEvent {
             Self::Window { .. } => "window",
             Self::FastRetransmit { .. } => "fast_retransmit",
             Self::T3Expired { .. } => "t3_expired",
+            Self::SpuriousRetransmission { .. } => "spurious_retransmission",
             Self::SackSent { .. } => "sack_sent",
             Self::StreamScheduled { .. } => "stream_scheduled",
         }
@@ -163,6 +174,9 @@ impl TraceEvent {
                 ",\"path\":{},\"marked\":{marked},\"resent_on\":{}",
                 path.0, resent_on.0
             ),
+            Self::SpuriousRetransmission { path, timeout } => {
+                write!(s, ",\"path\":{},\"timeout\":{timeout}", path.0)
+            }
             Self::SackSent { path, cum_tsn } => {
                 write!(s, ",\"path\":{},\"cum_tsn\":{cum_tsn}", path.0)
             }

@@ -51,6 +51,8 @@ impl ParamType {
     pub const SUPPORTED_EXTENSIONS: Self = Self(0x8008);
     /// Load-Sharing-Supported (LS-SCTP, Abd El Al et al. 2004 §4.6; braid's code).
     pub const LOAD_SHARING_SUPPORTED: Self = Self(0x80B0);
+    /// Eifel-Supported (spurious retransmission detection, Ladha et al. 2004; braid's code).
+    pub const EIFEL_SUPPORTED: Self = Self(0x80B1);
     /// Forward-TSN-Supported (RFC 3758 §3.1).
     pub const FORWARD_TSN_SUPPORTED: Self = Self(0xC000);
     /// Add IP Address (RFC 5061 §4.2.1).
@@ -148,6 +150,15 @@ pub enum Param {
     /// association (Abd El Al et al. 2004 §4.6; the chunks are in
     /// [`chunk::LsData`](crate::chunk::LsData) and its module).
     LoadSharingSupported,
+    /// The sender echoes the Eifel signals of these variants (Ladha et al. 2004, Fig. 6;
+    /// the TIMESTAMP chunk and the retransmit bit are in
+    /// [`chunk::Timestamp`](crate::chunk::Timestamp)'s module). One 32-bit flags word.
+    EifelSupported {
+        /// Bit 0: the TIMESTAMP chunk (variant I).
+        timestamp: bool,
+        /// Bit 1: the retransmit bit in DATA and SACK flags (variant II).
+        retransmit_bit: bool,
+    },
     /// The sender supports PR-SCTP (FORWARD-TSN).
     ForwardTsnSupported,
     /// RFC 5061: add an address to the association.
@@ -216,6 +227,7 @@ impl Param {
             Self::Padding(_) => ParamType::PADDING,
             Self::SupportedExtensions(_) => ParamType::SUPPORTED_EXTENSIONS,
             Self::LoadSharingSupported => ParamType::LOAD_SHARING_SUPPORTED,
+            Self::EifelSupported { .. } => ParamType::EIFEL_SUPPORTED,
             Self::ForwardTsnSupported => ParamType::FORWARD_TSN_SUPPORTED,
             Self::AddIpAddress { .. } => ParamType::ADD_IP_ADDRESS,
             Self::DeleteIpAddress { .. } => ParamType::DELETE_IP_ADDRESS,
@@ -323,6 +335,15 @@ impl Param {
             ParamType::LOAD_SHARING_SUPPORTED => {
                 r.expect_len(0)?;
                 Self::LoadSharingSupported
+            }
+            ParamType::EIFEL_SUPPORTED => {
+                r.expect_len(4)?;
+                // Bits other than 0 and 1 are reserved: ignored, for later variants.
+                let bits = r.u32()?;
+                Self::EifelSupported {
+                    timestamp: bits & 1 != 0,
+                    retransmit_bit: bits & 2 != 0,
+                }
             }
             ParamType::FORWARD_TSN_SUPPORTED => {
                 r.expect_len(0)?;
@@ -458,6 +479,16 @@ impl Param {
             Self::EcnCapable | Self::ForwardTsnSupported | Self::LoadSharingSupported => {
                 put_tlv_header(out, ty, 0)
             }
+            Self::EifelSupported {
+                timestamp,
+                retransmit_bit,
+            } => {
+                put_tlv_header(out, ty, 4);
+                put_u32(
+                    out,
+                    u32::from(*timestamp) | (u32::from(*retransmit_bit) << 1),
+                );
+            }
             Self::SupportedExtensions(list) => {
                 put_tlv_header(out, ty, list.len());
                 out.extend_from_slice(list);
@@ -591,6 +622,7 @@ pub fn param_name(ty: ParamType) -> &'static str {
         ParamType::PADDING => "Padding parameter",
         ParamType::SUPPORTED_EXTENSIONS => "Supported Extensions parameter",
         ParamType::LOAD_SHARING_SUPPORTED => "Load-Sharing-Supported parameter",
+        ParamType::EIFEL_SUPPORTED => "Eifel-Supported parameter",
         ParamType::FORWARD_TSN_SUPPORTED => "Forward-TSN-Supported parameter",
         ParamType::ADD_IP_ADDRESS => "Add IP Address parameter",
         ParamType::DELETE_IP_ADDRESS => "Delete IP Address parameter",

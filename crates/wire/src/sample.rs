@@ -116,6 +116,10 @@ pub fn every_chunk_type() -> Vec<(&'static str, Packet)> {
                         Param::SupportedExtensions(vec![0x10, 0x40, 0x82, 0xc0, 0xc1, 0x80, 0xc2]),
                         Param::ForwardTsnSupported,
                         Param::LoadSharingSupported,
+                        Param::EifelSupported {
+                            timestamp: true,
+                            retransmit_bit: true,
+                        },
                         Param::AdaptationLayerIndication(0x0102_0304),
                         Param::Padding(Bytes::from(vec![0; 6])),
                         Param::Unknown {

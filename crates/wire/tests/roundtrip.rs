@@ -61,11 +61,11 @@ const DECODED_CHUNK_TYPES: [u8; 23] = [
 ];
 
 /// Parameter types with a typed [`Param`] variant.
-const DECODED_PARAM_TYPES: [u16; 25] = [
+const DECODED_PARAM_TYPES: [u16; 26] = [
     1, 5, 6, 7, 8, 9, 11, 12, // RFC 9260 §3.3.2.1, §3.3.3.1, §3.3.5
     13, 14, 15, 16, 17, 18, // RFC 6525 §4
     0x8000, 0x8005, 0x8008, // ECN Capable, Padding, Supported Extensions
-    0x80b0, // Load-Sharing-Supported (LS-SCTP, braid's code)
+    0x80b0, 0x80b1, // Load-Sharing-Supported (LS-SCTP), Eifel-Supported (004): braid's codes
     0xc000, 0xc001, 0xc002, 0xc003, 0xc004, 0xc005, 0xc006, // RFC 3758, RFC 5061
 ];
 
@@ -256,6 +256,12 @@ fn param() -> BoxedStrategy<Param> {
             .boxed(),
         Just(P::ForwardTsnSupported).boxed(),
         Just(P::LoadSharingSupported).boxed(),
+        (any::<bool>(), any::<bool>())
+            .prop_map(|(timestamp, retransmit_bit)| P::EifelSupported {
+                timestamp,
+                retransmit_bit,
+            })
+            .boxed(),
         (any::<u32>(), ip())
             .prop_map(|(correlation_id, address)| P::AddIpAddress {
                 correlation_id,
@@ -876,6 +882,7 @@ fn param_kind(p: &Param) -> &'static str {
         Param::SupportedExtensions(_) => "SupportedExtensions",
         Param::ForwardTsnSupported => "ForwardTsnSupported",
         Param::LoadSharingSupported => "LoadSharingSupported",
+        Param::EifelSupported { .. } => "EifelSupported",
         Param::AddIpAddress { .. } => "AddIpAddress",
         Param::DeleteIpAddress { .. } => "DeleteIpAddress",
         Param::ErrorCauseIndication { .. } => "ErrorCauseIndication",
@@ -885,7 +892,7 @@ fn param_kind(p: &Param) -> &'static str {
         Param::Unknown { .. } => "Unknown",
     }
 }
-const PARAM_KINDS: usize = 27;
+const PARAM_KINDS: usize = 28;
 
 fn cause_kind(c: &ErrorCause) -> &'static str {
     match c {

@@ -1028,6 +1028,15 @@ fn param_fields(p: &Param, out: &mut Fields) -> usize {
             8
         }
         Param::EcnCapable | Param::ForwardTsnSupported | Param::LoadSharingSupported => 0,
+        Param::EifelSupported {
+            timestamp,
+            retransmit_bit,
+        } => {
+            // braid's own type: Wireshark shows the flags word raw.
+            let bits = u32::from(*timestamp) | (u32::from(*retransmit_bit) << 1);
+            f.bytes("sctp.parameter_value", &bits.to_be_bytes());
+            4
+        }
         Param::Padding(b) => {
             // Wireshark 4.0 does not know RFC 4820's Padding parameter: shown raw.
             f.bytes("sctp.parameter_value", b);

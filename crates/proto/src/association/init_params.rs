@@ -56,6 +56,13 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
             }
             Param::ForwardTsnSupported => forward_tsn_listed = true,
             Param::LoadSharingSupported => ls_offered = true,
+            Param::EifelSupported {
+                timestamp,
+                retransmit_bit,
+            } => {
+                out.features.eifel_ts = *timestamp;
+                out.features.eifel_rbit = *retransmit_bit;
+            }
             Param::SupportedExtensions(list) => {
                 forward_tsn_listed |= list.contains(&ChunkType::FORWARD_TSN.0);
                 nr_sack_listed |= list.contains(&ChunkType::NR_SACK.0);
@@ -109,6 +116,12 @@ pub(crate) fn our_params(cfg: &AssociationConfig, locals: &[SocketAddr]) -> Vec<
     if cfg.load_sharing {
         v.push(Param::LoadSharingSupported);
     }
+    // 004_*.txt Fig. 6: braid echoes both Eifel signals for any peer that sends them; the
+    // peer's own setting decides whether it does (high bits 10: others skip it).
+    v.push(Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: true,
+    });
     v
 }
 

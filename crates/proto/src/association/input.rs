@@ -33,6 +33,8 @@ struct PacketRx {
     vtag: u32,
     /// It carried DATA (a SACK decision follows, §6.2).
     had_data: bool,
+    /// TSN of its first DATA chunk (the timestamp echo rule, RFC 7323 §4.3).
+    first_tsn: Option<u32>,
     /// A COOKIE-ECHO in it was verified (chunks after it must carry the new tag).
     cookie_checked: bool,
 }
@@ -128,6 +130,7 @@ impl Association {
             remote,
             vtag,
             had_data: false,
+            first_tsn: None,
             cookie_checked: false,
         };
         for (index, raw) in raw_chunks(packet).enumerate() {
@@ -152,6 +155,9 @@ impl Association {
             }
         }
         if rx.had_data {
+            if let Some(ts) = self.rx_ts {
+                self.on_timestamp(ts.value, rx.first_tsn);
+            }
             self.after_data_packet(now, path);
         }
     }
@@ -180,6 +186,11 @@ impl Association {
             return None;
         };
         let first_type = first.chunk_type;
+        // 004_*.txt Fig. 6: a TIMESTAMP chunk leads the packet; a malformed one counts as none.
+        self.rx_ts = (first_type == ChunkType::TIMESTAMP)
+            .then(|| first.decode_as::<braid_wire::chunk::Timestamp>())
+            .flatten()
+            .and_then(Result::ok);
         let t_bit = first.flags & 1 != 0;
         let tag_ok = match first_type {
             ChunkType::INIT => h.verification_tag == 0,
@@ -236,6 +247,9 @@ impl Association {
             Chunk::Data(d) => {
                 if self.receives_data() {
                     rx.had_data = true;
+                    rx.first_tsn.get_or_insert(d.tsn);
+                    // 004_*.txt Fig. 6 rule (b): the next SACK answers a retransmission.
+                    self.sack.rbit |= raw_flags & braid_wire::chunk::DATA_FLAG_RETRANSMIT != 0;
                     self.last_data_path = path;
                     if !self.on_data(now, d) {
                         return Flow::Drop;
@@ -245,12 +259,14 @@ impl Association {
             Chunk::Sack(s) => {
                 if self.acks_data() {
                     self.dac_count = raw_flags & 3;
+                    self.note_sack_signals(raw_flags, &s.dup_tsns);
                     self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &s.gap_blocks, &[]);
                 }
             }
             Chunk::NrSack(s) => {
                 if self.acks_data() {
                     self.dac_count = raw_flags & 3;
+                    self.note_sack_signals(raw_flags, &s.dup_tsns);
                     let gaps = merge_nr_blocks(&s);
                     self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &gaps, &s.nr_gap_blocks);
                 }
@@ -297,6 +313,16 @@ impl Association {
             Chunk::Unknown(raw) => return self.unrecognized_flow(path, &raw),
         }
         Flow::Next
+    }
+
+    /// What a SACK in this packet tells spurious retransmission detection (004_*.txt Fig. 6):
+    /// its retransmit bit, the packet's timestamp echo, its duplicate TSNs.
+    fn note_sack_signals(&mut self, flags: u8, dup_tsns: &[u32]) {
+        self.sack_signals = crate::association::send::spurious::SackSignals {
+            rbit: flags & braid_wire::chunk::SACK_FLAG_RETRANSMIT != 0,
+            echo: self.rx_ts.map(|t| t.echo),
+        };
+        self.spurious_note_duplicates(dup_tsns);
     }
 
     /// A chunk the standard does not know, with LS-SCTP negotiated: LS-DATA, LS-SACK and

@@ -189,6 +189,13 @@ pub struct Association {
     trace: crate::trace::Trace,
     /// LS-SCTP's receiver maps and LS-SACK ordering (002_*.txt §4.2).
     ls: ls::LsState,
+    /// The TIMESTAMP chunk leading the packet being processed (004_*.txt Fig. 6).
+    rx_ts: Option<braid_wire::chunk::Timestamp>,
+    /// What the SACK being processed says for spurious retransmission detection.
+    sack_signals: send::spurious::SackSignals,
+    /// TSval of the packet being built, and whether it carries a TIMESTAMP chunk.
+    tx_ts: u32,
+    tx_ts_on: bool,
 }
 
 impl Association {
@@ -253,6 +260,10 @@ impl Association {
             shutdown_path: PathId(0),
             trace: crate::trace::Trace::default(),
             ls: ls::LsState::default(),
+            rx_ts: None,
+            sack_signals: Default::default(),
+            tx_ts: 0,
+            tx_ts_on: false,
         }
     }
 

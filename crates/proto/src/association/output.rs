@@ -16,7 +16,22 @@ fn put_header(buf: &mut Vec<u8>, src: u16, dst: u16, vtag: u32) {
     buf.extend_from_slice(&[0; 4]);
 }
 
+/// Our TIMESTAMP clock: microseconds, wrapping (compared in serial arithmetic, so values
+/// up to 35 minutes apart order correctly).
+fn timestamp_now(now: Instant) -> u32 {
+    now.since_epoch().as_micros() as u32
+}
+
 impl Association {
+    /// Bytes the TIMESTAMP chunk takes in the packet being built.
+    pub(crate) fn tx_ts_len(&self) -> usize {
+        if self.tx_ts_on {
+            braid_wire::chunk::TIMESTAMP_CHUNK_LEN
+        } else {
+            0
+        }
+    }
+
     /// Appends the next packet to send to `buf` and says where it goes, or returns `None`
     /// when nothing is ready. Call until `None` after every input.
     #[must_use]
@@ -51,10 +66,23 @@ impl Association {
         // other control chunks (an ERROR follows the SACK it goes with, §6.5).
         self.write_control(path, buf, start, &mut room, true);
         let handshaking = matches!(self.state, State::CookieWait | State::CookieEchoed);
+        let leading = buf.len() > start + COMMON_HEADER_LEN;
+        // 004_*.txt Fig. 6 variant I: a TIMESTAMP chunk leads every packet while we send or
+        // echo timestamps (after a COOKIE-ECHO or COOKIE-ACK, which must lead, none goes).
+        self.tx_ts = timestamp_now(now);
+        self.tx_ts_on =
+            !handshaking && !leading && (self.sends_timestamps() || self.sack.ts_recent.is_some());
+        if self.tx_ts_on {
+            let ts = braid_wire::chunk::Timestamp {
+                value: self.tx_ts,
+                echo: self.sack.ts_recent.unwrap_or(0),
+            };
+            let _ = Chunk::Unknown(braid_wire::RawChunk::from_body(&ts)).encode(buf);
+            room -= braid_wire::chunk::TIMESTAMP_CHUNK_LEN;
+        }
+        let empty = start + COMMON_HEADER_LEN + self.tx_ts_len();
         let data_ready = !handshaking && self.has_data_to_send(path);
-        let bundling = data_ready
-            || buf.len() > start + COMMON_HEADER_LEN
-            || self.control.iter().any(|c| c.path == path);
+        let bundling = data_ready || leading || self.control.iter().any(|c| c.path == path);
         if !handshaking && self.sack_wanted(bundling) {
             self.write_sack(now, path, buf, &mut room);
         }
@@ -91,7 +119,7 @@ impl Association {
             self.decay_idle_cwnd(now, path);
             self.write_data(now, path, buf, &mut room);
         }
-        if buf.len() == start + COMMON_HEADER_LEN {
+        if buf.len() == empty {
             buf.truncate(start);
             return None;
         }
@@ -140,6 +168,10 @@ impl Association {
         }
         // DAC: the low two flag bits of (NR-)SACK say how many packets it acks.
         buf[before + 1] |= self.sack.dac_flags;
+        if std::mem::take(&mut self.sack.rbit) {
+            // 004_*.txt Fig. 6 rule (b): it answers a DATA chunk with the retransmit bit.
+            buf[before + 1] |= braid_wire::chunk::SACK_FLAG_RETRANSMIT;
+        }
         *room -= buf.len() - before;
         if self.trace.enabled() {
             // The cumulative TSN ack follows the chunk header (RFC 9260 §3.3.4).

@@ -42,6 +42,12 @@ pub(super) struct SackState {
     /// The last DATA chunk was dropped unacknowledged (no room, too far ahead): LS-SCTP
     /// does not acknowledge its PSN either.
     pub(super) dropped: bool,
+    /// The peer's timestamp our packets echo (RFC 7323 TS.Recent; 004_*.txt Fig. 6 I).
+    pub(super) ts_recent: Option<u32>,
+    /// The cumulative TSN ack of the last SACK we sent (RFC 7323 Last.ACK.sent).
+    last_ack_cum: Option<u32>,
+    /// A DATA chunk with the retransmit bit arrived since the last SACK (Fig. 6 rule (b)).
+    pub(super) rbit: bool,
 }
 
 impl Association {
@@ -188,6 +194,21 @@ impl Association {
         }
     }
 
+    /// The TIMESTAMP chunk of a packet that carried DATA, first TSN `first_tsn` (RFC 7323
+    /// §4.3 for SCTP): its TSval becomes the one we echo if the packet reached the left edge
+    /// of the window (so a delayed SACK echoes the earliest unacknowledged packet's) and is
+    /// not older than the one we hold.
+    pub(super) fn on_timestamp(&mut self, tsval: u32, first_tsn: Option<u32>) {
+        let s = &mut self.sack;
+        let at_left_edge = match (first_tsn, s.last_ack_cum) {
+            (Some(tsn), Some(cum)) => tsn_le(tsn, cum.wrapping_add(1)),
+            _ => true,
+        };
+        if at_left_edge && s.ts_recent.is_none_or(|r| !tsn_gt(r, tsval)) {
+            s.ts_recent = Some(tsval);
+        }
+    }
+
     /// Whether a SACK goes into the packet being built: due now, or pending and a packet is
     /// leaving anyway (piggybacking).
     pub(super) fn sack_wanted(&self, sending_anyway: bool) -> bool {
@@ -211,6 +232,7 @@ impl Association {
             0
         };
         self.sack.packets = 0;
+        self.sack.last_ack_cum = Some(self.tsn_map.cum_tsn());
         self.sack_paths = 0;
         self.first_data_path = None;
         self.sack.last_rwnd = a_rwnd;

@@ -82,7 +82,7 @@ pub(super) fn with_group<R>(
 }
 
 /// RFC 9260 §7.2.1's initial window: min(4·MTU, max(2·MTU, 4380)).
-pub(super) fn rfc_initial_cwnd(mtu: usize) -> usize {
+pub(crate) fn rfc_initial_cwnd(mtu: usize) -> usize {
     (4 * mtu).min((2 * mtu).max(4380))
 }
 

@@ -18,7 +18,7 @@ mod rpv2;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-pub(crate) use coupled::CcPathView;
+pub(crate) use coupled::{CcPathView, rfc_initial_cwnd};
 pub(crate) use reno::Reno;
 
 use lia::Lia;
@@ -219,6 +219,20 @@ impl AnyController {
             Self::Rpv2(c) => &c.reno,
             Self::Lia(c) => &c.reno,
         }
+    }
+
+    /// Undoes a reduction found spurious (RFC 4015 §3 step (5), as 004_*.txt §5 uses it):
+    /// every controller keeps RFC 9260's state underneath, so the response is the same.
+    pub(crate) fn restore(&mut self, cwnd: usize, ssthresh: usize) {
+        let r = match self {
+            Self::Reno(r) => r,
+            Self::Rpv1(c) => &mut c.reno,
+            Self::Rpv2(c) => &mut c.reno,
+            Self::Lia(c) => &mut c.reno,
+        };
+        r.cwnd = cwnd;
+        r.ssthresh = ssthresh;
+        r.partial_bytes_acked = 0;
     }
 
     /// This controller as the coupled rules see it; `srtt` is the path's smoothed RTT.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::cc::{AnyController, Controller};
 use crate::config::AssociationConfig;
 use crate::time::Instant;
-use rto::RttEstimator;
+pub(crate) use rto::RttEstimator;
 
 /// Index of a path within its association.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -187,6 +187,8 @@ pub(crate) struct Path {
     pub(crate) loss_base: (u64, u64),
     /// Chunks found lost on this path (fast retransmit or T3), for the Path Monitor.
     pub(crate) lost_chunks: u64,
+    /// The loss-recovery episode whose spuriousness is still being decided (004_*.txt).
+    pub(crate) spurious: Option<Box<crate::association::send::spurious::Episode>>,
 }
 
 impl Path {
@@ -219,6 +221,7 @@ impl Path {
             heartbeat: HeartbeatState::default(),
             last_data_sent: now,
             recovery: Recovery::Open,
+            spurious: None,
             rtx_cwnd_exempt: false,
             rtx_marked: seq_list::SeqList::default(),
             rtt_probe: None,

@@ -66,10 +66,28 @@ impl RttEstimator {
     }
 
     /// RTT variation.
-    #[cfg(test)]
     pub(crate) fn rttvar(&self) -> Duration {
         self.rttvar
     }
+
+    /// After a spurious timeout (RFC 4015 §3 step (4)): SRTT and RTTVAR become at least what
+    /// they were before the timeout (`srtt_prev` already includes RFC 4015's 2G) and at least
+    /// what the late acknowledgement measured, and the RTO is computed anew, undoing the
+    /// backoff.
+    pub(crate) fn adapt_after_spurious_timeout(
+        &mut self,
+        srtt_prev: Duration,
+        rttvar_prev: Duration,
+        sample: Duration,
+    ) {
+        let srtt = srtt_prev.max(sample);
+        self.srtt = Some(srtt);
+        self.rttvar = rttvar_prev.max(sample / 2);
+        self.rto = (srtt + (4 * self.rttvar).max(CLOCK_GRANULARITY)).clamp(self.min, self.max);
+    }
+
+    /// Clock granularity G of the RTO computation.
+    pub(crate) const GRANULARITY: Duration = CLOCK_GRANULARITY;
 }
 
 #[cfg(test)]

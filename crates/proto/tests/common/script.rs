@@ -171,6 +171,8 @@ pub struct Script {
     pub peer_initial_tsn: u32,
     /// a_rwnd the test announces in INIT / INIT-ACK.
     pub peer_rwnd: u32,
+    /// Parameters of the test's INIT in `init_exchange` (extensions it offers).
+    pub init_params: Vec<Param>,
     /// Outbound streams the test announces (the endpoint's inbound streams).
     pub peer_os: u16,
     /// Inbound streams the test announces.
@@ -203,6 +205,7 @@ impl Script {
             peer_tag: 0xbeef_0001,
             peer_initial_tsn: 1000,
             peer_rwnd: 1 << 20,
+            init_params: Vec::new(),
             peer_os: 4,
             peer_mis: 4,
             events: Vec::new(),
@@ -521,7 +524,7 @@ impl Script {
     /// Injects the test's INIT and returns the endpoint's INIT-ACK, checking its tag; records
     /// the endpoint's tag and TSN.
     pub fn init_exchange(&mut self) -> InitAck {
-        let p = self.init_packet(self.init_chunk(vec![]));
+        let p = self.init_packet(self.init_chunk(self.init_params.clone()));
         self.inject(&p);
         let ack: InitAck = self.expect_chunk();
         let o = self.last.as_ref().unwrap();

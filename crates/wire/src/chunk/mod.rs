@@ -23,6 +23,7 @@ mod pad;
 mod reconfig;
 mod sack;
 mod shutdown;
+mod timestamp;
 
 pub use abort::{Abort, ErrorChunk};
 pub use asconf::{Asconf, AsconfAck};
@@ -39,6 +40,7 @@ pub use pad::Pad;
 pub use reconfig::ReConfig;
 pub use sack::{GapAckBlock, Sack};
 pub use shutdown::{Shutdown, ShutdownAck, ShutdownComplete};
+pub use timestamp::{DATA_FLAG_RETRANSMIT, SACK_FLAG_RETRANSMIT, TIMESTAMP_CHUNK_LEN, Timestamp};
 
 use bytes::Bytes;
 
@@ -106,6 +108,9 @@ impl ChunkType {
     /// LS-FORWARD-PSN (braid's addition to LS-SCTP, see [`LsForwardPsn`]). Not a [`Chunk`]
     /// variant.
     pub const LS_FORWARD_PSN: Self = Self(0xB2);
+    /// TIMESTAMP (braid's code for the Eifel detection, see [`Timestamp`]). Not a [`Chunk`]
+    /// variant.
+    pub const TIMESTAMP: Self = Self(0xB3);
 
     /// What RFC 9260 §3.2 says to do with this type if it is not recognized.
     pub const fn unrecognized_action(self) -> UnrecognizedAction {

@@ -3,8 +3,8 @@
 //! | seam | where | decides |
 //! |---|---|---|
 //! | path selection | [`path_select`] | which path the next packet takes, where new data may go, where a retransmission goes (RTX-SAME/ASAP/CWND/SSTHRESH/LOSSRATE) |
-//! | loss detection | [`sack`] → [`loss`] ([`loss::sfr`], [`loss::dac`]) | what a SACK acknowledged, reneged or reports missing |
-//! | recovery | [`recovery`], [`pr_sctp`] | fast retransmit / fast recovery, T3-rtx, error counting, PR-SCTP abandonment |
+//! | loss detection | [`sack`] → [`loss`] ([`loss::sfr`], [`loss::dac`]); [`spurious`] | what a SACK acknowledged, reneged or reports missing; whether a retransmission was spurious (Eifel, DupTSN) |
+//! | recovery | [`recovery`], [`pr_sctp`], [`spurious`] | fast retransmit / fast recovery, T3-rtx, error counting, PR-SCTP abandonment; the Eifel response |
 //! | congestion control | `crate::cc` ([`cuc`] for CMT's window update rule) | how each path's window moves |
 //!
 //! The chunks themselves live in [`queue`] (stream queues, TSN assignment) and [`sent`]
@@ -20,6 +20,7 @@ pub(crate) mod ranges;
 pub(crate) mod recovery;
 pub(crate) mod sack;
 pub(crate) mod sent;
+pub(crate) mod spurious;
 pub(crate) mod transmit;
 
 pub use queue::SendOptions;
@@ -44,6 +45,7 @@ impl Association {
             let p = &mut self.paths[i];
             p.rtt_probe = None;
             p.recovery = crate::path::Recovery::Open;
+            p.spurious = None;
             p.rtx_cwnd_exempt = false;
             p.error_count = 0;
             p.rtt = crate::path::rto::RttEstimator::new(&cfg);

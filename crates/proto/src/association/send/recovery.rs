@@ -3,6 +3,7 @@
 //! down. Where each retransmission goes is the rtx policy's choice (`path_select`).
 
 use super::sent::{ChunkState, Mark, check_tally};
+use super::spurious::Trigger;
 use crate::association::{Association, State};
 use crate::cc::{Controller, Ctx};
 use crate::event::CloseReason;
@@ -52,6 +53,8 @@ impl Association {
             self.paths[pid].stats.fast_retransmissions += 1;
             self.paths[pid].lost_chunks += 1;
             if self.paths[pid].recovery == Recovery::Open {
+                let flight = self.paths[pid].flight_size + self.tx.outstanding[i].data.len();
+                self.spurious_episode_start(now, from, Trigger::FastRetransmit, flight);
                 let before = self.window_of(from);
                 self.paths[pid].cc.on_loss(&Ctx {
                     paths: &self.cc_scratch,
@@ -95,6 +98,8 @@ impl Association {
         let pi = path.0 as usize;
         self.refresh_cc_views();
         let before = self.window_of(path);
+        let flight = self.paths[pi].flight_size;
+        self.spurious_episode_start(now, path, Trigger::Timeout, flight);
         let p = &mut self.paths[pi];
         self.timers.stop(Timer::T3(path));
         p.stats.timeouts += 1;

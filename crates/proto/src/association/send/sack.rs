@@ -99,6 +99,12 @@ impl Association {
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
         let pseudo = (&pseudo_before[..], &pseudo_after[..]);
         let reactivated = self.update_paths(now, &mut ack, cum, pseudo);
+        let signals = std::mem::take(&mut self.sack_signals);
+        if self.paths.iter().any(|p| p.spurious.is_some()) {
+            // 004_*.txt Fig. 6 step 3: every SACK may decide an open episode; the response
+            // replaces what this SACK did to the window.
+            self.spurious_detect(now, cum, ack.on.iter().sum(), signals);
+        }
         if ack.on.iter().any(|&b| b > 0) {
             self.error_count = 0;
         }

@@ -146,6 +146,27 @@ impl Sent {
         tally.enter(self, paths);
     }
 
+    /// A chunk marked by a timeout found spurious goes back in flight on the path of its last
+    /// transmission, with its share of the buffers (004_*.txt §5: no Go-Back-N).
+    pub(crate) fn unmark(&mut self, paths: &mut [Path], tally: &mut Tally) {
+        debug_assert!(
+            matches!(self.state, ChunkState::Marked(_)),
+            "unmark {self:?}"
+        );
+        tally.leave(self, paths);
+        let home = self.sent_on;
+        if self.path != home {
+            let len = self.data.len();
+            let from = &mut paths[self.path.0 as usize];
+            from.buffered = from.buffered.saturating_sub(len);
+            paths[home.0 as usize].buffered += len;
+            self.path = home;
+            self.epoch = paths[home.0 as usize].fail_epoch;
+        }
+        self.state = ChunkState::InFlight;
+        tally.enter(self, paths);
+    }
+
     /// Moves a chunk that is not in flight to the path it will be retransmitted on,
     /// carrying its share of the buffers along (buffer splitting).
     pub(crate) fn retarget(&mut self, to: PathId, paths: &mut [Path], tally: &mut Tally) {

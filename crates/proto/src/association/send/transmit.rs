@@ -2,7 +2,7 @@
 //! congestion window, the peer's window, Max.Burst and buffer splitting allow.
 
 use super::queue::Next;
-use super::sent::{ChunkState, data_chunk_size};
+use super::sent::{ChunkState, Mark, data_chunk_size};
 use crate::association::{Association, State};
 use crate::cc::Controller;
 use crate::path::{PathId, PathState};
@@ -250,6 +250,8 @@ impl Association {
             return (false, false);
         }
         let exempt = self.paths[pi].rtx_cwnd_exempt;
+        let rbit = self.sends_retransmit_bit();
+        let full_room = self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - self.tx_ts_len();
         let mut wrote = false;
         let mut rtx_left = false;
         let mut after = None;
@@ -273,7 +275,7 @@ impl Association {
             let size = data_chunk_size(self.data_header_len(), s.data.len());
             // A chunk cut for a larger PMTU than the path has now keeps its TSN and size: it
             // goes alone in a packet and IP fragments it (RFC 9260 §7.3).
-            let alone = !wrote && *room == self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN;
+            let alone = !wrote && *room == full_room;
             if size > *room && !alone {
                 break;
             }
@@ -284,6 +286,10 @@ impl Association {
             rtx_left = false;
             let ls_pid = self.ls_pid(path);
             let s = &mut self.tx.outstanding[i];
+            // 004_*.txt Fig. 6: a retransmission after a fast retransmit or timeout belongs to
+            // the loss-recovery episode of the path it was lost on.
+            let lost_on = matches!(s.state, ChunkState::Marked(Mark::Fast | Mark::Timeout))
+                .then_some(s.sent_on);
             s.retransmitted_on(path, &mut self.paths, &mut self.tx.tally);
             s.tx_count = s.tx_count.saturating_add(1);
             s.epoch = self.paths[pi].fail_epoch;
@@ -292,8 +298,16 @@ impl Association {
                 // A retransmission gets a PSN of the path it goes on (002_*.txt §4.3).
                 s.psn = self.paths[pi].psn.take_for(s.seq);
             }
+            let at = buf.len();
             s.encode(ls_pid, buf);
             let tsn = s.tsn;
+            if rbit {
+                // Fig. 6 rule (a): every retransmission carries the retransmit bit.
+                buf[at + 1] |= braid_wire::chunk::DATA_FLAG_RETRANSMIT;
+            }
+            if let Some(lost_on) = lost_on {
+                self.spurious_on_retransmit(lost_on, tsn, self.tx_ts);
+            }
             *room = room.saturating_sub(size);
             wrote = true;
             let p = &mut self.paths[pi];
@@ -324,7 +338,8 @@ impl Association {
         let header = self.data_header_len();
         let ls_pid = self.ls_pid(path);
         let pin = self.data_paths() == super::path_select::DataPaths::CwndRtt;
-        let max_payload = self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - header;
+        let max_payload =
+            self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - header - self.tx_ts_len();
         let mut wrote = false;
         while let Some(next) = self.tx.peek_len(path, &self.views) {
             let p = &self.paths[pi];

@@ -1,0 +1,213 @@
+//! Spurious retransmissions (004_*.txt; RFC 3522, RFC 3708, RFC 4015): reordering and delay
+//! spikes make retransmissions that were not needed; each detection variant finds them,
+//! never calls a real loss spurious, and the response spares retransmissions.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use braid_proto::{AssocId, AssociationConfig, AssociationStats, SpuriousDetection};
+use braid_wire::Param;
+use braid_wire::chunk::{ChunkType, Data, Timestamp};
+use common::script::{Script, quiet_config};
+use common::traffic::{Plan, transfer};
+use common::{Pair, Wire};
+
+const VARIANTS: [SpuriousDetection; 4] = [
+    SpuriousDetection::EifelTimestamp,
+    SpuriousDetection::EifelRbit,
+    SpuriousDetection::DupTsn,
+    SpuriousDetection::EifelDupTsn,
+];
+
+fn config(d: SpuriousDetection) -> AssociationConfig {
+    AssociationConfig {
+        spurious_detection: d,
+        ..AssociationConfig::default()
+    }
+}
+
+fn plan(total_bytes: usize) -> Plan {
+    Plan {
+        streams: 2,
+        total_bytes,
+        size: Box::new(|_| 1200),
+        unordered: false,
+    }
+}
+
+/// Sender statistics and retransmissions after a checked 1 MB transfer over `wire`.
+fn run(d: SpuriousDetection, wire: Wire, seed: u64) -> (AssociationStats, u64) {
+    let mut p = Pair::new(config(d), seed);
+    p.to_server = wire;
+    let (c, s) = p.connect();
+    transfer(&mut p, c, s, &plan(1_000_000), Duration::from_secs(3_000));
+    sender_stats(&p, c)
+}
+
+fn sender_stats(p: &Pair, c: AssocId) -> (AssociationStats, u64) {
+    let a = p.client.association(c).unwrap();
+    let rtx = a.paths().iter().map(|x| x.stats.retransmissions).sum();
+    (a.stats(), rtx)
+}
+
+/// Packets held back behind later ones: every fast retransmit they cause is spurious, and
+/// each variant finds some; with detection off none is reported.
+#[test]
+fn reordering_makes_spurious_fast_retransmits_that_every_variant_finds() {
+    let reordering = Wire {
+        reorder: 0.03,
+        reorder_delay: Duration::from_millis(40),
+        ..Wire::default()
+    };
+    let (off, off_rtx) = run(SpuriousDetection::Off, reordering.clone(), 3);
+    assert!(off_rtx > 0, "the wire caused no retransmission");
+    assert_eq!(off.spurious_fast_retransmits, 0);
+    for d in VARIANTS {
+        let (st, _) = run(d, reordering.clone(), 3);
+        assert!(
+            st.spurious_fast_retransmits > 0,
+            "{d}: no spurious fast retransmit found: {st:?}"
+        );
+    }
+}
+
+/// A real loss is never called spurious: with loss and no reordering or duplication, every
+/// retransmission was needed. Only the forward direction loses packets: Fig. 6's
+/// retransmit bit (like DupTSN, §5) is lost with the SACK that carried it.
+#[test]
+fn real_losses_are_never_called_spurious() {
+    for seed in [1, 2] {
+        let lossy = Wire {
+            loss: 0.03,
+            ..Wire::default()
+        };
+        for d in VARIANTS {
+            let (st, rtx) = run(d, lossy.clone(), seed);
+            assert!(rtx > 0, "{d}: no retransmission to judge");
+            assert_eq!(
+                (st.spurious_fast_retransmits, st.spurious_timeouts),
+                (0, 0),
+                "{d}, seed {seed}: a real loss was called spurious"
+            );
+        }
+    }
+}
+
+/// The same with the timestamps also lost on the way back: Eifel with timestamps keeps its
+/// verdicts (the cover ack's echo says which copy arrived, whichever SACK carries it).
+#[test]
+fn eifel_timestamps_are_not_fooled_by_lost_sacks() {
+    let mut p = Pair::new(config(SpuriousDetection::EifelTimestamp), 7);
+    p.to_server = Wire {
+        loss: 0.03,
+        ..Wire::default()
+    };
+    p.to_client = p.to_server.clone();
+    let (c, s) = p.connect();
+    transfer(&mut p, c, s, &plan(1_000_000), Duration::from_secs(3_000));
+    let (st, rtx) = sender_stats(&p, c);
+    assert!(rtx > 0);
+    assert_eq!((st.spurious_fast_retransmits, st.spurious_timeouts), (0, 0));
+}
+
+/// A 3 s delay spike on a 10 ms path: T3 expires while the originals are only late
+/// (Fig. 2(b)). Eifel finds the spurious timeout at the first cover ack and resumes new
+/// data, so it retransmits far less than plain SCTP's Go-Back-N (Fig. 8(a)); DupTSN finds it
+/// only after the Go-Back-N (Fig. 8(b)).
+#[test]
+fn a_delay_spike_makes_a_spurious_timeout_that_eifel_ends_early() {
+    let spike = |d: SpuriousDetection| {
+        let mut p = Pair::new(config(d), 11);
+        let (c, s) = p.connect();
+        let plan = plan(400_000);
+        // Warm up: an RTT estimate and a window of some size.
+        transfer(&mut p, c, s, &plan, Duration::from_secs(600));
+        let (before, rtx_before) = sender_stats(&p, c);
+        p.to_server.delay = Duration::from_secs(3);
+        let end = p.now + Duration::from_millis(500);
+        let mut started = false;
+        // The spike starts with a full window in flight.
+        p.run_until(end, |p| {
+            if !started {
+                started = true;
+                let now = p.now;
+                let a = p.client.association_mut(c).unwrap();
+                for i in 0..40u32 {
+                    let m = common::traffic::message(0, 1_000_000 + i, 1200);
+                    let _ = a.send(now, 0, m, Default::default());
+                }
+            }
+            false
+        });
+        p.to_server.delay = Duration::from_millis(10);
+        p.run_for(Duration::from_secs(30));
+        let (after, rtx_after) = sender_stats(&p, c);
+        let spurious = after.spurious_timeouts - before.spurious_timeouts;
+        (spurious, rtx_after - rtx_before)
+    };
+    let (off_spurious, off_rtx) = spike(SpuriousDetection::Off);
+    assert_eq!(off_spurious, 0);
+    // Two timeouts (RTO 1 s, then 2 s, in a 3 s spike: Fig. 9), one retransmission each,
+    // then the Go-Back-N of what the late acks have not yet covered.
+    assert!(off_rtx > 2, "plain SCTP should Go-Back-N: {off_rtx}");
+    for d in [
+        SpuriousDetection::EifelTimestamp,
+        SpuriousDetection::EifelRbit,
+    ] {
+        let (spurious, rtx) = spike(d);
+        assert_eq!(spurious, 1, "{d} missed the spurious timeout");
+        assert_eq!(
+            rtx, 2,
+            "{d}: only the two timeouts' retransmissions, no Go-Back-N"
+        );
+    }
+    let (dup_spurious, dup_rtx) = spike(SpuriousDetection::DupTsn);
+    assert_eq!(dup_spurious, 1, "DupTSN never found it");
+    assert_eq!(dup_rtx, off_rtx, "DupTSN cannot avoid the Go-Back-N");
+}
+
+/// Eifel is a negotiated extension: to a peer that did not list it in Eifel-Supported no
+/// TIMESTAMP chunk goes, and DupTSN detection (which needs nothing from the peer) runs.
+#[test]
+fn no_timestamp_chunk_goes_to_a_peer_that_did_not_offer_it() {
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelTimestamp,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.establish_passive();
+    s.app_send(0, b"no timestamps for you");
+    let out = s.expect();
+    assert_eq!(out.types(), vec![ChunkType::DATA]);
+}
+
+/// With the peer's Eifel-Supported, every packet leads with a TIMESTAMP chunk, and a
+/// retransmission of the retransmit-bit variant carries the bit.
+#[test]
+fn a_peer_that_offered_it_gets_timestamps_first_in_every_packet() {
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelTimestamp,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }];
+    s.establish_passive();
+    s.app_send(0, b"first");
+    let out = s.expect();
+    assert_eq!(out.types(), vec![ChunkType::TIMESTAMP, ChunkType::DATA]);
+    let ts: Timestamp = out.get().unwrap();
+    assert_eq!(
+        u128::from(ts.value),
+        out.t().as_micros(),
+        "TSval is our clock in µs"
+    );
+    assert_eq!(ts.echo, 0, "nothing to echo yet");
+    let d: Data = out.get().unwrap();
+    assert_eq!(&d.user_data[..], b"first");
+}
