@@ -46,9 +46,8 @@ pub use ls::{
 pub use ls_report::ls_report;
 pub use report::cmt_report;
 pub use spurious::{
-    DETECTION_INACTIVE, DETECTION_INACTIVE_REASON, Micro, SPURIOUS, SPURIOUS_DEPARTURES,
-    SpuriousFigure, cmt_goodput, cmt_recovered, detection_inactive, spurious, spurious_checks,
-    spurious_claims, spurious_departures, spurious_experiment,
+    Micro, SPURIOUS, SPURIOUS_DEPARTURES, SpuriousFigure, cmt_goodput, cmt_recovered,
+    detection_inactive, spurious, spurious_checks, spurious_claims, spurious_experiment,
 };
 pub use spurious_report::{EXPLAIN_PCT, spurious_report};
 pub use verdict::{Check, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches};

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::spurious::{
     self, AFTER_S, AVOID_SHARE, CUT_SHARE, DEGRADE_PCT, DET, DUPTSN, EIFEL, EIFEL_DUP, EVERY,
     GAIN_PCT, GBN_SHARE, Micro, NEAR_PCT, PLAIN, RATE, REORDER_AT, SPIKE, SPURIOUS,
-    detection_inactive, interval_label, seconds, spurious_departures, values,
+    SPURIOUS_DEPARTURES, detection_inactive, interval_label, seconds, values,
 };
 use super::verdict::{Departure, Verdict, departure};
 use super::{ReproduceError, ReproduceOptions, Results};
@@ -397,7 +397,7 @@ pub fn spurious_report(
 ) -> String {
     let checks = spurious::spurious_checks(r);
     let claims = spurious::spurious_claims(r, m);
-    let departures = spurious_departures(r);
+    let departures = SPURIOUS_DEPARTURES;
     let mut md = String::new();
     let held = |v: Verdict| v == Verdict::Holds;
     let nh = checks.iter().filter(|c| held(c.verdict())).count();
@@ -444,8 +444,7 @@ pub fn spurious_report(
     let state = if detection_inactive(r) {
         "**In these runs braid's core found no spurious retransmission** (every \
          `spurious_fast_retransmits` and `spurious_timeouts` is 0): the detection variants \
-         ran as plain SCTP, and every number and claim that needs detection departs for that \
-         reason (the rows say so)."
+         ran as plain SCTP, and nothing the paper credits to detection can hold."
     } else {
         "braid's core found spurious retransmissions in these runs (the tables below count \
          them per variant)."
@@ -521,7 +520,7 @@ pub fn spurious_report(
             c.metric,
             c.paper.show(),
             show(&c.braid, 1),
-            why(&departures, &c.id, c.verdict())
+            why(departures, &c.id, c.verdict())
         );
     }
     let _ = writeln!(md, "\n## Differences larger than {EXPLAIN_PCT:.0} %\n");
@@ -532,7 +531,7 @@ pub fn spurious_report(
         };
         if d.abs() > EXPLAIN_PCT {
             any = true;
-            let reason = departure(&departures, &c.id).unwrap_or("not explained");
+            let reason = departure(departures, &c.id).unwrap_or("not explained");
             let _ = writeln!(md, "* {} {} ({d:+.1} %): {reason}", c.figure, c.what);
         }
     }
@@ -549,7 +548,7 @@ pub fn spurious_report(
             c.figure,
             c.statement,
             c.values,
-            why(&departures, &c.id, c.verdict())
+            why(departures, &c.id, c.verdict())
         );
     }
     tables(&mut md, r);
