@@ -302,7 +302,7 @@ fn charts(r: &Results, m: &Micro) -> Vec<(String, Vec<Chart>)> {
                     r,
                     "fig14",
                     [197.2, 163.4, 178.3],
-                    "Fig. 14: 4 MB over 250 kbit/s with delay spikes every 10–20 s: (a) singlehomed",
+                    "Fig. 14: 4 MB over 250 kbit/s, spikes every 10–20 s; (a) singlehomed, (b) multihomed below",
                 ),
                 downloads(
                     r,
