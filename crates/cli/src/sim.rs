@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use braid_sim::campaign::{self, Select, Shard};
 use braid_sim::load;
+use braid_sim::plot::sequence::{self, SequenceSpec};
 use braid_sim::plot::timeseries::{self, TimeSeriesSpec};
 use braid_sim::plot::{self, PlotSpec, XAxis};
 use braid_sim::reproduce;
@@ -100,18 +101,30 @@ pub(crate) enum SimCommand {
     /// One curve per path per column ("path A, cwnd (bytes)"); cum_tsn, send_buffered and
     /// recv_buffered belong to the association and are drawn once; columns with different
     /// units get panels of their own, one above the other.
+    ///
+    /// Time-sequence record (a scenario with a top-level `sequence = true` makes `braid sim
+    /// run` write DIR/sequence/point{P}-seed{S}.csv): `braid sim plot --sequence FILE.csv
+    /// --from 9 --to 14 --out seq.png` draws the TSNs sent, retransmitted, arriving and
+    /// acknowledged against time (a marker per series) above each path's cwnd.
     Plot {
-        /// The directory `braid sim run` wrote (not with --series).
-        #[arg(required_unless_present = "series", conflicts_with = "series")]
+        /// The directory `braid sim run` wrote (not with --series or --sequence).
+        #[arg(
+            required_unless_present_any = ["series", "sequence"],
+            conflicts_with_all = ["series", "sequence"]
+        )]
         dir: Option<PathBuf>,
         /// The swept parameter on the x axis (e.g. association.send_buffer); required unless
         /// --timeseries or --series.
         #[arg(long)]
         x: Option<String>,
         /// The metric on the y axis (e.g. goodput_mbps); with --timeseries or --series, the
-        /// columns, comma-separated (e.g. cwnd,srtt_ms).
-        #[arg(long)]
-        y: String,
+        /// columns, comma-separated (e.g. cwnd,srtt_ms). Not with --sequence.
+        #[arg(
+            long,
+            required_unless_present = "sequence",
+            conflicts_with = "sequence"
+        )]
+        y: Option<String>,
         /// A swept parameter to draw one curve per value of.
         #[arg(long)]
         curves: Option<String>,
@@ -125,6 +138,15 @@ pub(crate) enum SimCommand {
         /// Plot this time-series CSV file instead (no DIR).
         #[arg(long, value_name = "FILE.csv", conflicts_with = "timeseries")]
         series: Option<PathBuf>,
+        /// Plot this time-sequence record instead (no DIR): TSNs against time.
+        #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["timeseries", "series", "x", "curves", "fix"])]
+        sequence: Option<PathBuf>,
+        /// With --sequence: start of the time axis, in seconds [default: the first row].
+        #[arg(long, requires = "sequence")]
+        from: Option<f64>,
+        /// With --sequence: end of the time axis, in seconds [default: the last row].
+        #[arg(long, requires = "sequence")]
+        to: Option<f64>,
         /// Plot title [default: the scenario's name; for a time series, the run].
         #[arg(long)]
         title: Option<String>,
@@ -206,9 +228,26 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
             fix,
             timeseries,
             series,
+            sequence,
+            from,
+            to,
             title,
             out,
         } => {
+            if let Some(file) = sequence {
+                let spec = SequenceSpec { from, to, title };
+                let charts = sequence::plot_file(&file, &spec, &out)?;
+                let points: usize = charts[0].series.iter().map(|s| s.points.len()).sum();
+                println!(
+                    "wrote {}: {} series of TSNs ({points} points) above {} cwnd curve{}",
+                    out.display(),
+                    charts[0].series.len(),
+                    charts[1].series.len(),
+                    if charts[1].series.len() == 1 { "" } else { "s" },
+                );
+                return Ok(());
+            }
+            let y = y.unwrap_or_default();
             if timeseries.is_some() || series.is_some() {
                 let flag = if series.is_some() {
                     "--series"

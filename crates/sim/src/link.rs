@@ -149,6 +149,12 @@ pub struct LinkConfig {
     pub hiccup: Option<HiccupConfig>,
     /// Delay spikes.
     pub spikes: Option<SpikeConfig>,
+    /// Delay spikes at fixed times `[from, to)`: a packet that would arrive within one
+    /// arrives at its end (with random `spikes`, whichever holds it longer).
+    pub spikes_at: Vec<(Instant, Instant)>,
+    /// Reordering at fixed times, in time order: the first packet to arrive at or after each
+    /// time (while none is held) is held until this many later packets have passed it.
+    pub reorder_at: Vec<(Instant, usize)>,
     /// Windows `[from, to)` during which the link drops everything.
     pub failures: Vec<(Instant, Instant)>,
     /// `(at, rate)`: the rate in bits per second from `at` on, in time order.
@@ -166,6 +172,8 @@ impl LinkConfig {
             loss: LossModel::None,
             hiccup: None,
             spikes: None,
+            spikes_at: Vec::new(),
+            reorder_at: Vec::new(),
             failures: Vec::new(),
             rate_changes: Vec::new(),
         }
@@ -261,10 +269,14 @@ pub struct Link<P> {
     /// Serialized packets on their way, with their arrival times (FIFO).
     pipe: VecDeque<(Instant, P)>,
     held: Option<Held<P>>,
-    /// Current or next delay spike `[start, end)`.
-    spike: Option<(Instant, Instant)>,
-    /// The current spike held a packet already.
-    spike_hit: bool,
+    /// Random delay spikes `[start, end)` drawn so far that may still hold a packet, in time
+    /// order, each with whether it held one already; the last starts after every arrival
+    /// time asked about.
+    spikes: VecDeque<(Instant, Instant, bool)>,
+    /// Which of the fixed spikes held a packet already.
+    spikes_at_hit: Vec<bool>,
+    /// The next of `cfg.reorder_at` to come.
+    next_reorder: usize,
     rate: f64,
     next_rate_change: usize,
     stats: LinkStats,
@@ -282,15 +294,19 @@ impl<P: Packet> Link<P> {
             // Start in the stationary distribution, so short runs see the long-run rate.
             g.bad = uniform(&mut rng) < g.stationary_bad();
         }
-        let spike = cfg.spikes.map(|s| {
-            let start =
-                Instant::ZERO + uniform_duration(&mut spike_rng, s.interval.0, s.interval.1);
-            (
-                start,
-                start + uniform_duration(&mut spike_rng, s.length.0, s.length.1),
-            )
-        });
+        let spikes = cfg
+            .spikes
+            .map(|s| {
+                let start =
+                    Instant::ZERO + uniform_duration(&mut spike_rng, s.interval.0, s.interval.1);
+                let end = start + uniform_duration(&mut spike_rng, s.length.0, s.length.1);
+                (start, end, false)
+            })
+            .into_iter()
+            .collect();
+        cfg.reorder_at.sort_by_key(|r| r.0);
         Self {
+            spikes_at_hit: vec![false; cfg.spikes_at.len()],
             rate: cfg.rate_bps,
             cfg,
             rng,
@@ -299,8 +315,8 @@ impl<P: Packet> Link<P> {
             in_service: None,
             pipe: VecDeque::new(),
             held: None,
-            spike,
-            spike_hit: false,
+            spikes,
+            next_reorder: 0,
             next_rate_change: 0,
             stats: LinkStats::default(),
         }
@@ -420,32 +436,65 @@ impl<P: Packet> Link<P> {
         }
     }
 
-    /// The arrival time of a packet that would arrive at `at`, held by a delay spike if one
-    /// covers it. Arrival times come in order, so past spikes are forgotten.
+    /// The arrival time of a packet that would arrive at `at`, held by every delay spike
+    /// (random or fixed) it falls into until none holds it. Arrival times come in order, so
+    /// spikes that ended before `at` are forgotten.
     fn through_spikes(&mut self, at: Instant, background: bool) -> Instant {
-        let Some(cfg) = self.cfg.spikes else {
+        if self.cfg.spikes.is_none() && self.cfg.spikes_at.is_empty() {
             return at;
-        };
-        while let Some((start, end)) = self.spike {
-            if end > at {
-                if start <= at {
-                    if !background {
-                        self.stats.spiked += 1;
-                        if !self.spike_hit {
-                            self.spike_hit = true;
-                            self.stats.spikes += 1;
-                        }
-                    }
-                    return end;
-                }
-                return at;
-            }
-            self.spike_hit = false;
-            let next = end + uniform_duration(&mut self.spike_rng, cfg.interval.0, cfg.interval.1);
-            let len = uniform_duration(&mut self.spike_rng, cfg.length.0, cfg.length.1);
-            self.spike = Some((next, next + len));
         }
-        at
+        while self.spikes.len() > 1 && self.spikes.front().is_some_and(|s| s.1 <= at) {
+            self.spikes.pop_front();
+        }
+        let mut t = at;
+        loop {
+            let fixed = self
+                .cfg
+                .spikes_at
+                .iter()
+                .position(|&(a, b)| a <= t && t < b);
+            let random = self.random_spike(t);
+            let end = match (fixed, random) {
+                (None, None) => return t,
+                (Some(i), None) => self.cfg.spikes_at[i].1,
+                (None, Some(k)) => self.spikes[k].1,
+                (Some(i), Some(k)) => self.cfg.spikes_at[i].1.max(self.spikes[k].1),
+            };
+            if !background {
+                if t == at {
+                    self.stats.spiked += 1;
+                }
+                let first_hit = match (fixed, random) {
+                    (Some(i), _) if !self.spikes_at_hit[i] => {
+                        self.spikes_at_hit[i] = true;
+                        true
+                    }
+                    (_, Some(k)) if !self.spikes[k].2 => {
+                        self.spikes[k].2 = true;
+                        true
+                    }
+                    _ => false,
+                };
+                if first_hit {
+                    self.stats.spikes += 1;
+                }
+            }
+            t = end;
+        }
+    }
+
+    /// The index in `spikes` of the random spike covering `t`, drawing spikes up to it.
+    fn random_spike(&mut self, t: Instant) -> Option<usize> {
+        let cfg = self.cfg.spikes?;
+        while let Some(&(_, end, _)) = self.spikes.back() {
+            if end > t {
+                break;
+            }
+            let start = end + uniform_duration(&mut self.spike_rng, cfg.interval.0, cfg.interval.1);
+            let len = uniform_duration(&mut self.spike_rng, cfg.length.0, cfg.length.1);
+            self.spikes.push_back((start, start + len, false));
+        }
+        self.spikes.iter().position(|&(a, b, _)| a <= t && t < b)
     }
 
     /// The next packet reaches the far end at `now` (the time [`Link::tx_done`] gave).
@@ -478,15 +527,24 @@ impl<P: Packet> Link<P> {
             }
             return None;
         }
-        if let Some(h) = self.cfg.hiccup
-            && h.displacement > 0
-            && h.rate > 0.0
-            && uniform(&mut self.rng) < h.rate
-        {
+        let fixed = match self.cfg.reorder_at.get(self.next_reorder) {
+            Some(&(at, n)) if at <= now => {
+                self.next_reorder += 1;
+                Some(n)
+            }
+            _ => None,
+        };
+        let displacement = fixed.or_else(|| {
+            self.cfg
+                .hiccup
+                .filter(|h| h.displacement > 0 && h.rate > 0.0)
+                .and_then(|h| (uniform(&mut self.rng) < h.rate).then_some(h.displacement))
+        });
+        if let Some(n) = displacement.filter(|&n| n > 0) {
             let deadline = now + HICCUP_MAX_HOLD;
             self.held = Some(Held {
                 packet: p,
-                remaining: h.displacement,
+                remaining: n,
                 deadline,
             });
             return Some(deadline);

@@ -619,6 +619,67 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
                 format!("a probability in [0, 1], not {}", h.rate),
             );
         }
+        if let Some(r) = p.reorder_rate {
+            if p.hiccup.is_some() {
+                return bad(
+                    at("reorder_rate"),
+                    name("reorder_rate"),
+                    "`reorder_rate` is `hiccup` with a displacement that always fast-retransmits: \
+                     give one of them"
+                        .into(),
+                );
+            }
+            if !(0.0..=1.0).contains(&r) {
+                return bad(
+                    at("reorder_rate"),
+                    name("reorder_rate"),
+                    format!("a probability in [0, 1], not {r}"),
+                );
+            }
+        }
+        if p.delay_spikes.is_some() && p.spikes.is_some() {
+            return bad(
+                at("delay_spikes"),
+                name("delay_spikes"),
+                "`delay_spikes` is `spikes` by another name: give one of them".into(),
+            );
+        }
+        let ranges = match (&p.spikes, &p.delay_spikes) {
+            (Some(sp), _) => Some(("spikes", "interval", sp.interval, sp.length)),
+            (None, Some(sp)) => Some(("delay_spikes", "every", sp.every, sp.length)),
+            (None, None) => None,
+        };
+        if let Some((table, gap, between, length)) = ranges {
+            for (k, [lo, hi]) in [(gap, between), ("length", length)] {
+                if lo > hi {
+                    let mut steps = at(table);
+                    steps.push(key(k));
+                    return bad(
+                        steps,
+                        format!("path.{}.{table}.{k}", p.name),
+                        format!("[min, max] with min <= max, not [{:?}, {:?}]", lo.0, hi.0),
+                    );
+                }
+            }
+            if (between[1].0 + length[1].0).is_zero() {
+                return bad(
+                    at(table),
+                    name(table),
+                    "the spikes' gaps and lengths cannot all be zero".into(),
+                );
+            }
+        }
+        for (j, [from, to]) in p.spike_at.iter().enumerate() {
+            if from >= to {
+                let mut steps = at("spike_at");
+                steps.push(Step::Index(j));
+                return bad(
+                    steps,
+                    format!("path.{}.spike_at.{j}", p.name),
+                    "the spike must start before it ends".into(),
+                );
+            }
+        }
         if p.queue == 0 {
             return bad(
                 at("queue"),
@@ -658,6 +719,13 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
                 s.paths[p].mtu,
                 PATH_MTU_RANGE.end()
             ),
+        );
+    }
+    if s.association.delayed_ack.is_some() && s.association.sack_delay.is_some() {
+        return bad(
+            vec![key("association"), key("delayed_ack")],
+            "association.delayed_ack".into(),
+            "`delayed_ack` is `sack_delay` by another name: give one of them".into(),
         );
     }
     if let Err(e) = run::association_config(s).validate() {
@@ -727,6 +795,7 @@ fn config_error_at(s: &Scenario, e: &ConfigError) -> (Vec<Step>, String) {
             .find(|(_, v)| v.is_some())
             .map_or("rto_initial", |(k, _)| k),
         ),
+        ConfigError::SackDelay(_) if a.delayed_ack.is_some() => assoc("delayed_ack"),
         ConfigError::SackDelay(_) => assoc("sack_delay"),
         ConfigError::MessageTooLarge { buffer, .. } => {
             if a.max_message_size.is_some() {

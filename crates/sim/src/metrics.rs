@@ -13,6 +13,15 @@
 //!   difference between the end and the warm-up.
 //! * `retransmissions_wire`, `unnecessary_retransmissions`: ground truth from every DATA
 //!   chunk the sender emitted in the window (see [`TsnTracker`]).
+//! * `spurious_fast_retransmits`, `spurious_timeouts`: the sender core's own count of fast
+//!   retransmits and T3 expiries it found spurious (004_*.txt, `spurious_detection`) over the
+//!   window, from its `AssociationStats`.
+//! * `highest_tsn_sent`: how far the sender's highest TSN sent moved in the window, in DATA
+//!   chunks (without a warm-up: counted from its first TSN, which counts) — 004_*.txt §6's
+//!   goodput, "the highest TSN an SCTP sender is able to send within a fixed interval" (with
+//!   one message per packet, packets). It counts data still in flight at the end and data
+//!   sent but later lost, as the paper's does; `tsns_acked` counts the chunks the receiver
+//!   acknowledged cumulatively in the window (in-sequence delivery to the receiver).
 //! * `send_buffer_bytes_mean` (queued + unacknowledged at the sender) and
 //!   `recv_buffer_bytes_mean` (received and unread at the receiver): means of samples every
 //!   [`SAMPLE_INTERVAL`].
@@ -23,13 +32,15 @@
 //! * `app_messages_corrupt`: over the whole run, messages the receiving application got
 //!   with another length or other bytes than were sent (each message's length and CRC32c,
 //!   see [`crate::traffic`]). These three make [`crate::run::RunResult::check_integrity`].
-//! * `transfer_time_s` (from the start of the run — the association and the transfer start
-//!   at 0 — to the last byte read; NaN if it did not complete) and `transfer_complete`
-//!   (0/1), when the traffic has transfers.
+//! * `transfer_time_s` (from the start of the run to the last byte read; NaN if it did not
+//!   complete), `transfer_duration_s` (from the moment the sender connects — later than the
+//!   start with `start_jitter` — to the last byte read: the download time, handshake
+//!   included) and `transfer_complete` (0/1), when the traffic has transfers.
 //! * Per path `path_{NAME}_`: `goodput_mbps` (user data of DATA chunks that reached B over
 //!   this path, each TSN counted once, on its first arrival — retransmissions and duplicates
 //!   add nothing); `cwnd_bytes` and `srtt_ms` (sampled means), `pmtu` (the core's path MTU
-//!   plus IP/UDP headers) for the paths the core uses; `drops_queue`, `drops_loss`,
+//!   plus IP/UDP headers) and `retransmissions` (DATA chunks the sender core retransmitted
+//!   on this path in the window) for the paths the core uses; `drops_queue`, `drops_loss`,
 //!   `drops_failure`, `mtu_drops` (and `icmp_too_big` where enabled), `displaced`,
 //!   `spiked` (packets held by a delay spike), `utilization` of the forward link.
 //! * Dumbbell: `bottleneck_drops_queue`, `bottleneck_utilization`, `competing_goodput_mbps`,
@@ -41,7 +52,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use braid_proto::{Association, Instant, PathStats};
+use braid_proto::{Association, AssociationStats, Instant, PathStats};
 
 use crate::link::LinkStats;
 use crate::net::{DataCopies, path_of};
@@ -76,6 +87,10 @@ pub struct TsnTracker {
     base: Option<u32>,
     recs: VecDeque<TsnRecord>,
     cum_acked: Option<u32>,
+    /// The first TSN sent.
+    first: Option<u32>,
+    /// The highest TSN sent so far.
+    highest: Option<u32>,
     warmup: Instant,
     /// Retransmitted DATA chunks seen leaving the sender in the window.
     pub retransmissions: u64,
@@ -94,6 +109,8 @@ impl TsnTracker {
             base: None,
             recs: VecDeque::new(),
             cum_acked: None,
+            first: None,
+            highest: None,
             warmup,
             retransmissions: 0,
             unnecessary: 0,
@@ -104,8 +121,17 @@ impl TsnTracker {
         self.base.map(|b| i64::from(tsn.wrapping_sub(b) as i32))
     }
 
+    /// The first TSN sent, the highest sent and the highest cumulative ack, as far as seen.
+    pub fn marks(&self) -> (Option<u32>, Option<u32>, Option<u32>) {
+        (self.first, self.highest, self.cum_acked)
+    }
+
     /// A DATA chunk with `tsn` leaves the sender at `now`; returns its transmission number.
     pub fn on_send(&mut self, now: Instant, tsn: u32) -> u16 {
+        self.first.get_or_insert(tsn);
+        if self.highest.is_none_or(|h| tsn_le(h, tsn)) {
+            self.highest = Some(tsn);
+        }
         let base = *self.base.get_or_insert(tsn);
         let off = i64::from(tsn.wrapping_sub(base) as i32);
         let counted = now >= self.warmup;
@@ -240,6 +266,9 @@ pub struct Metrics {
     /// Path state changes reported to A's and B's applications in the window.
     pub path_state_changes: u64,
     core_at_warmup: Vec<(usize, PathStats)>,
+    assoc_at_warmup: AssociationStats,
+    /// The highest TSN sent and the cumulative ack at the warm-up.
+    tsn_at_warmup: (Option<u32>, Option<u32>),
     links_at_warmup: Vec<LinkStats>,
 }
 
@@ -264,6 +293,8 @@ pub struct Final<'a> {
     pub header_bytes: usize,
     /// Transfers: `Some(completion)` if the measured traffic has any.
     pub transfer: Option<Option<Instant>>,
+    /// When the measured association's sender connected.
+    pub start: Instant,
     /// The measured association closed before the end.
     pub closed: bool,
     /// Messages the receiving application never got on an ordered stream (whole run).
@@ -319,6 +350,8 @@ impl Metrics {
             path_samples: vec![PathSamples::default(); paths],
             path_state_changes: 0,
             core_at_warmup: Vec::new(),
+            assoc_at_warmup: AssociationStats::default(),
+            tsn_at_warmup: (None, None),
             links_at_warmup: Vec::new(),
         }
     }
@@ -366,6 +399,9 @@ impl Metrics {
     /// Start of the window: remembers the counters to subtract at the end.
     pub fn snapshot_warmup(&mut self, sender: Option<&Association>, links: Vec<LinkStats>) {
         self.core_at_warmup = core_paths(sender);
+        self.assoc_at_warmup = sender.map(Association::stats).unwrap_or_default();
+        let (_, highest, cum) = self.tsn.marks();
+        self.tsn_at_warmup = (highest, cum);
         self.links_at_warmup = links;
     }
 
@@ -442,6 +478,32 @@ impl Metrics {
             "unnecessary_retransmissions".into(),
             self.tsn.unnecessary as f64,
         );
+        let a = f.sender.map(Association::stats).unwrap_or_default();
+        let w = self.assoc_at_warmup;
+        m.insert(
+            "spurious_fast_retransmits".into(),
+            a.spurious_fast_retransmits
+                .saturating_sub(w.spurious_fast_retransmits) as f64,
+        );
+        m.insert(
+            "spurious_timeouts".into(),
+            a.spurious_timeouts.saturating_sub(w.spurious_timeouts) as f64,
+        );
+        // TSNs moved past in the window: from the mark at the warm-up, or from just below
+        // the first TSN sent if nothing was sent (or acknowledged) before it.
+        let (first, highest, cum) = self.tsn.marks();
+        let moved = |end: Option<u32>, at_warmup: Option<u32>| match (end, first) {
+            (Some(e), Some(f)) => {
+                let base = at_warmup.unwrap_or(f.wrapping_sub(1));
+                f64::from(e.wrapping_sub(base) as i32).max(0.0)
+            }
+            _ => 0.0,
+        };
+        m.insert(
+            "highest_tsn_sent".into(),
+            moved(highest, self.tsn_at_warmup.0),
+        );
+        m.insert("tsns_acked".into(), moved(cum, self.tsn_at_warmup.1));
         let n = self.samples.max(1) as f64;
         m.insert("send_buffer_bytes_mean".into(), self.send_buffered / n);
         m.insert("recv_buffer_bytes_mean".into(), self.recv_buffered / n);
@@ -454,6 +516,10 @@ impl Metrics {
             m.insert(
                 "transfer_time_s".into(),
                 done.map_or(f64::NAN, |t| t.since_epoch().as_secs_f64()),
+            );
+            m.insert(
+                "transfer_duration_s".into(),
+                done.map_or(f64::NAN, |t| (t - f.start).as_secs_f64()),
             );
             m.insert(
                 "transfer_complete".into(),
@@ -486,6 +552,11 @@ impl Metrics {
                 m.insert(format!("{p}cwnd_bytes"), avg(s.cwnd, s.n));
                 m.insert(format!("{p}srtt_ms"), avg(s.srtt_ms, s.srtt_n));
                 m.insert(format!("{p}pmtu"), (info.mtu + f.header_bytes) as f64);
+                let rtx = now
+                    .iter()
+                    .find(|(j, _)| *j == i)
+                    .map_or(0, |(_, s)| s.retransmissions - before(i).retransmissions);
+                m.insert(format!("{p}retransmissions"), rtx as f64);
             }
             if let Some(&(fwd, _)) = f.path_links.get(i) {
                 let d = delta(fwd);

@@ -18,7 +18,7 @@ use crate::link::{
     Packet, SpikeConfig,
 };
 use crate::run::SimError;
-use crate::scenario::{BackgroundKind, PathSpec, Scenario};
+use crate::scenario::{BackgroundKind, PathSpec, REORDER_DISPLACEMENT, Scenario};
 use crate::traffic::{Sink, Source};
 
 /// UDP port of every simulated interface (the SCTP-over-UDP port of RFC 6951).
@@ -221,14 +221,39 @@ fn forward_config(p: &PathSpec) -> LinkConfig {
         None if p.loss > 0.0 => LossModel::Bernoulli(p.loss),
         None => LossModel::None,
     };
-    c.hiccup = p.hiccup.as_ref().map(|h| HiccupConfig {
-        rate: h.rate,
-        displacement: h.displacement,
-    });
-    c.spikes = p.spikes.as_ref().map(|s| SpikeConfig {
-        interval: (s.interval[0].0, s.interval[1].0),
-        length: (s.length[0].0, s.length[1].0),
-    });
+    c.hiccup = match (&p.hiccup, p.reorder_rate) {
+        (Some(h), _) => Some(HiccupConfig {
+            rate: h.rate,
+            displacement: h.displacement,
+        }),
+        (None, Some(rate)) => Some(HiccupConfig {
+            rate,
+            displacement: REORDER_DISPLACEMENT,
+        }),
+        (None, None) => None,
+    };
+    let displacement = c.hiccup.map_or(REORDER_DISPLACEMENT, |h| h.displacement);
+    c.reorder_at = p
+        .reorder_at
+        .iter()
+        .map(|t| (instant(t.0), displacement))
+        .collect();
+    c.spikes = match (&p.spikes, &p.delay_spikes) {
+        (Some(s), _) => Some(SpikeConfig {
+            interval: (s.interval[0].0, s.interval[1].0),
+            length: (s.length[0].0, s.length[1].0),
+        }),
+        (None, Some(s)) => Some(SpikeConfig {
+            interval: (s.every[0].0, s.every[1].0),
+            length: (s.length[0].0, s.length[1].0),
+        }),
+        (None, None) => None,
+    };
+    c.spikes_at = p
+        .spike_at
+        .iter()
+        .map(|[a, b]| (instant(a.0), instant(b.0)))
+        .collect();
     c.failures = failures(p);
     let mut changes: Vec<(Instant, f64)> = p
         .rate_changes

@@ -12,8 +12,10 @@
 //! come out the same on every machine.
 //!
 //! [`timeseries`] plots one run's time series (`DIR/timeseries/point{P}-seed{S}.csv`)
-//! against time instead, drawn by the same code.
+//! against time instead, drawn by the same code; [`sequence`] one run's time-sequence
+//! record (`DIR/sequence/point{P}-seed{S}.csv`), TSNs as markers against time.
 
+pub mod sequence;
 pub mod timeseries;
 
 use std::path::{Path, PathBuf};
@@ -151,6 +153,12 @@ pub struct Chart {
     pub x_axis: XAxis,
     /// The curves.
     pub series: Vec<Series>,
+    /// Draw every point as a marker and join none (a time-sequence plot of packets);
+    /// otherwise curves with a marker on some points.
+    pub scatter: bool,
+    /// The x range to show (numeric axes), so that panels one above the other line up;
+    /// `None`: the data's, padded.
+    pub x_range: Option<(f64, f64)>,
 }
 
 /// Reads `dir/summary.json`, draws the plot into `out` (.png or .svg) and returns what was
@@ -336,6 +344,8 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
         y_label,
         x_axis,
         series,
+        scatter: false,
+        x_range: None,
     })
 }
 
@@ -568,7 +578,9 @@ where
     if !(x0.is_finite() && x1.is_finite()) {
         (x0, x1) = (0.0, 1.0);
     }
-    if matches!(chart.x_axis, XAxis::Numeric { .. }) {
+    if let (Some((a, b)), XAxis::Numeric { .. }) = (chart.x_range, &chart.x_axis) {
+        (x0, x1) = (a, b);
+    } else if matches!(chart.x_axis, XAxis::Numeric { .. }) {
         let pad = if x1 > x0 {
             (x1 - x0) * 0.05
         } else {
@@ -589,8 +601,9 @@ where
     if !(y0.is_finite() && y1.is_finite()) {
         (y0, y1) = (0.0, 1.0);
     }
-    // Start at zero for non-negative data, the honest default for rates and times.
-    if y0 >= 0.0 {
+    // Start at zero for non-negative data, the honest default for rates and times; a
+    // time-sequence plot zooms in on the TSNs of its time range instead.
+    if y0 >= 0.0 && !chart.scatter {
         y0 = 0.0;
     }
     let pad = if y1 > y0 {
@@ -652,6 +665,22 @@ where
     for (i, s) in chart.series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let style = ShapeStyle::from(&color).stroke_width(2);
+        if chart.scatter {
+            let marker = Marker::of(i, color);
+            let drawn = ctx
+                .draw_series(s.points.iter().map(|p| {
+                    let (area, outline) = marker.at_offset((0, 0));
+                    EmptyElement::at((p.x, p.mean)) + area + outline
+                }))
+                .map_err(e)?;
+            if let Some(label) = &s.label {
+                drawn.label(label.as_str()).legend(move |(x, y)| {
+                    let (area, outline) = Marker::of(i, color).at_offset((10, 0));
+                    EmptyElement::at((x, y)) + area + outline
+                });
+            }
+            continue;
+        }
         // Each curve has its own dash pattern and marker, so curves that coincide (or a
         // print in black and white) still tell apart.
         let points = s.points.iter().map(|p| (p.x, p.mean));

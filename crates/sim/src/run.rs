@@ -17,7 +17,7 @@ use std::time::Duration;
 use braid_proto::config::PATH_MTU_RANGE;
 use braid_proto::{
     AssocId, Association, AssociationConfig, CmtConfig, ConfigError, Endpoint, EndpointConfig,
-    Event, Instant, PathAssignment, TimeoutHandling,
+    Event, Instant, PathAssignment, SpuriousDetection, TimeoutHandling,
 };
 use braid_wire::chunk::{DATA_HEADER_LEN, Data, LsData, LsSack, NrSack, Sack};
 use braid_wire::pcap::PcapWriter;
@@ -52,6 +52,9 @@ pub struct RunOptions {
     /// Write every association's decision trace (`braid_proto::trace`) into this directory,
     /// one JSON-lines file per host and association: `a-assoc-0.jsonl`, `b-assoc-0.jsonl`…
     pub trace: Option<PathBuf>,
+    /// Write the measured association's time-sequence record here, as CSV (header
+    /// [`SEQUENCE_HEADER`]), if the scenario asks for one (`sequence = true`).
+    pub sequence: Option<PathBuf>,
 }
 
 /// The receiving application did not get every message intact, once and in order.
@@ -147,6 +150,16 @@ pub enum SimError {
 /// the sender so far (relative to its initial TSN).
 pub const TIMESERIES_HEADER: &str = "t_s,path,cwnd,ssthresh,rto_ms,flight_size,srtt_ms,cum_tsn,\
 send_buffered,recv_buffered,state,retransmissions,fast_retransmissions,timeouts";
+
+/// Header of the time-sequence CSV (004_*.txt Figs. 2–4, 7–10: "TSN vs time"), one row per
+/// event of the measured association: `send` (a DATA chunk's first transmission) and `rtx`
+/// (a retransmission) leaving the sender, `arrive` (a DATA chunk reaching the receiver),
+/// `sack` (a SACK's cumulative TSN ack reaching the sender), `cwnd` (a path's cwnd or
+/// ssthresh changed, after the sender handled an input). `path` is the path's name (the path
+/// the packet took; for `cwnd` the path whose window it is); `tsn` counts from the first
+/// TSN sent, which is 1 (for `sack`, the last TSN acknowledged: 0 before the first); `cwnd`
+/// and `ssthresh` (bytes) are set on `cwnd` rows only.
+pub const SEQUENCE_HEADER: &str = "t_s,event,path,tsn,cwnd,ssthresh";
 
 /// Simulates `scenario` once.
 ///
@@ -244,15 +257,40 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         {
             return err(format!("path {}: hiccup rate must be in [0, 1]", p.name));
         }
-        if let Some(sp) = &p.spikes
-            && (sp.interval[0] > sp.interval[1]
-                || sp.length[0] > sp.length[1]
-                || (sp.interval[1].0 + sp.length[1].0).is_zero())
+        if let Some(r) = p.reorder_rate {
+            if p.hiccup.is_some() {
+                return err(format!(
+                    "path {}: reorder_rate and hiccup are the same model: give one",
+                    p.name
+                ));
+            }
+            if !prob(r) {
+                return err(format!("path {}: reorder_rate must be in [0, 1]", p.name));
+            }
+        }
+        if p.spikes.is_some() && p.delay_spikes.is_some() {
+            return err(format!(
+                "path {}: delay_spikes and spikes are the same model: give one",
+                p.name
+            ));
+        }
+        let ranges = match (&p.spikes, &p.delay_spikes) {
+            (Some(sp), _) => Some((sp.interval, sp.length)),
+            (None, Some(sp)) => Some((sp.every, sp.length)),
+            (None, None) => None,
+        };
+        if let Some((between, length)) = ranges
+            && (between[0] > between[1]
+                || length[0] > length[1]
+                || (between[1].0 + length[1].0).is_zero())
         {
             return err(format!(
                 "path {}: spike ranges must be [min, max] and not all zero",
                 p.name
             ));
+        }
+        if p.spike_at.iter().any(|[a, b]| a >= b) {
+            return err(format!("path {}: a spike_at ends before it starts", p.name));
         }
         if p.failures.iter().any(|f| f.from > f.to) {
             return err(format!("path {}: a failure ends before it starts", p.name));
@@ -282,6 +320,9 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
     {
         return err(format!("at most {MAX_COMPETING} competing flows"));
     }
+    if s.association.sack_delay.is_some() && s.association.delayed_ack.is_some() {
+        return err("delayed_ack and sack_delay are the same setting: give one".into());
+    }
     let cfg = association_config(s);
     cfg.validate().map_err(|e| match e {
         ConfigError::PathMtu(mtu) => SimError::Scenario(first_path_mtu_error(s, mtu)),
@@ -289,7 +330,7 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
     })?;
     let max_msg = cfg.max_message_size;
     let mut streams = 0usize;
-    for t in &s.traffic {
+    for t in &traffic(s) {
         let (n, size) = match t {
             TrafficSpec::Saturated {
                 streams,
@@ -300,6 +341,7 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
                 bytes,
                 streams,
                 message_size,
+                ..
             } => {
                 if bytes.0 == 0 {
                     return err("a transfer of 0 bytes".into());
@@ -402,7 +444,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         rto_min: a.rto_min.map_or(d.rto_min, |v| v.0),
         rto_max: a.rto_max.map_or(d.rto_max, |v| v.0),
         max_burst: a.max_burst.unwrap_or(d.max_burst),
-        sack_delay: a.sack_delay.map_or(d.sack_delay, |v| v.0),
+        sack_delay: a.sack_delay.or(a.delayed_ack).map_or(d.sack_delay, |v| v.0),
         sack_freq: a.sack_freq.unwrap_or(d.sack_freq),
         hb_interval: if a.heartbeats.unwrap_or(true) {
             a.hb_interval.map(|v| v.0).or(d.hb_interval)
@@ -460,8 +502,25 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         } else {
             None
         },
+        spurious_detection: a.spurious_detection.unwrap_or(d.spurious_detection),
         ..d
     }
+}
+
+/// Whether `d` puts a TIMESTAMP chunk in every packet (004_*.txt §4, Fig. 6 variant I:
+/// 12 bytes per packet), so that sources send their `timestamp_message_size`.
+pub fn sends_timestamps(d: SpuriousDetection) -> bool {
+    matches!(
+        d,
+        SpuriousDetection::EifelTimestamp | SpuriousDetection::EifelDupTsn
+    )
+}
+
+/// The scenario's traffic with each source's message size for its association's
+/// `spurious_detection` ([`TrafficSpec::resolved`]).
+pub fn traffic(s: &Scenario) -> Vec<TrafficSpec> {
+    let ts = sends_timestamps(s.association.spurious_detection.unwrap_or_default());
+    s.traffic.iter().map(|t| t.resolved(ts)).collect()
 }
 
 /// `stream_paths` resolved to path indices (path *i* is the core's path *i*: local address
@@ -484,7 +543,7 @@ fn stream_path_indices(s: &Scenario) -> Vec<u16> {
 /// With a sender-queue-info source: the StreamBufferLow mark, a few messages of the largest
 /// such source, so an event means the stream is about to run dry (001_*.txt §6.2).
 fn sqinfo_low_mark(s: &Scenario) -> Option<usize> {
-    s.traffic
+    traffic(s)
         .iter()
         .filter_map(|t| match t {
             TrafficSpec::Saturated {
@@ -545,6 +604,10 @@ struct World<'s> {
     pcap: Option<(LinkId, PcapWriter<BufWriter<File>>)>,
     pcap_error: Option<std::io::Error>,
     series: Option<String>,
+    /// The time-sequence record (a run with `sequence`), and each path's last (cwnd,
+    /// ssthresh) in it.
+    sequence: Option<String>,
+    sequence_windows: Vec<Option<(usize, usize)>>,
     first_tsn: Option<u32>,
     cum_ack: Option<u32>,
     closed: bool,
@@ -557,6 +620,8 @@ struct World<'s> {
     trace_error: Option<std::io::Error>,
     /// Connections still to make: (host, when, local, remote).
     connects: Vec<(HostId, Instant, SocketAddr, SocketAddr)>,
+    /// When the measured association's sender connects.
+    a_start: Instant,
     /// A connection that failed after time 0 (reported when the run ends).
     connect_error: Option<SimError>,
 }
@@ -615,9 +680,10 @@ impl<'s> World<'s> {
                 unordered: false,
                 sender_queue_info: false,
                 sqinfo_policy: SqinfoPolicy::default(),
+                timestamp_message_size: None,
             }]
         } else {
-            s.traffic.clone()
+            traffic(s)
         };
         let mut first = 0u16;
         for t in &specs {
@@ -643,7 +709,8 @@ impl<'s> World<'s> {
                 Instant::from_duration(j.mul_f64(crate::link::uniform(&mut starts)))
             }
         };
-        let mut connects = vec![(HOST_A, start(), a_addr(0), b_addr(0))];
+        let a_start = start();
+        let mut connects = vec![(HOST_A, a_start, a_addr(0), b_addr(0))];
         let mut hosts = vec![a, b];
         let competing = s.bottleneck.as_ref().map_or(0, |b| b.competing_flows);
         // A competing sender fills whole packets of the first path's MTU.
@@ -716,7 +783,14 @@ impl<'s> World<'s> {
             t.push('\n');
             t
         });
+        let sequence = (s.sequence && opts.sequence.is_some()).then(|| {
+            let mut t = String::from(SEQUENCE_HEADER);
+            t.push('\n');
+            t
+        });
         let mut w = Self {
+            sequence,
+            sequence_windows: vec![None; n],
             s,
             q: EventQueue::new(),
             metrics: Metrics::new(warmup, n, competing as usize),
@@ -743,6 +817,7 @@ impl<'s> World<'s> {
             traces,
             trace_error: None,
             connects,
+            a_start,
             connect_error: None,
         };
         let now: Vec<HostId> = w
@@ -955,11 +1030,17 @@ impl<'s> World<'s> {
         if d.flow == 0 {
             if h == HOST_B && !d.data.is_empty() {
                 self.metrics.on_data_arrival(now, path, &d.data);
+                if self.sequence.is_some() {
+                    for c in d.data.iter() {
+                        self.sequence_row("arrive", path, Some(c.tsn), None);
+                    }
+                }
             } else if h == HOST_A
                 && let Some(cum) = sack_cum_tsn(&d.payload)
             {
                 self.metrics.tsn.on_cum_ack(cum);
                 self.cum_ack = Some(cum);
+                self.sequence_row("sack", path, Some(cum), None);
             }
         }
         self.hosts[h]
@@ -998,7 +1079,61 @@ impl<'s> World<'s> {
             }
         }
         self.drain_trace(h);
+        if h == HOST_A && self.sequence.is_some() {
+            self.sequence_windows();
+        }
         self.arm_timer(h);
+    }
+
+    /// A row of the time-sequence record (a run with one); `tsn` as sent, made relative.
+    fn sequence_row(
+        &mut self,
+        event: &str,
+        path: Option<usize>,
+        tsn: Option<u32>,
+        window: Option<(usize, usize)>,
+    ) {
+        let now = self.q.now();
+        let Some(out) = &mut self.sequence else {
+            return;
+        };
+        let name = path
+            .and_then(|i| self.s.paths.get(i))
+            .map_or("?", |p| p.name.as_str());
+        let tsn = match (tsn, self.first_tsn) {
+            (Some(t), Some(f)) => i64::from(t.wrapping_sub(f).wrapping_add(1) as i32).to_string(),
+            _ => String::new(),
+        };
+        let (cwnd, ssthresh) = window.map_or((String::new(), String::new()), |(c, s)| {
+            (c.to_string(), s.to_string())
+        });
+        let _ = writeln!(
+            out,
+            "{:.6},{event},{name},{tsn},{cwnd},{ssthresh}",
+            now.since_epoch().as_secs_f64()
+        );
+    }
+
+    /// `cwnd` rows for the sender's paths whose window changed since the last row.
+    fn sequence_windows(&mut self) {
+        let Some(a) = assoc(&self.hosts[HOST_A]) else {
+            return;
+        };
+        let changed: Vec<(usize, (usize, usize))> = a
+            .paths()
+            .iter()
+            .filter_map(|p| {
+                let i = path_of(p.remote.ip())?;
+                let w = (p.cwnd, p.ssthresh);
+                (self.sequence_windows.get(i).copied().flatten() != Some(w)).then_some((i, w))
+            })
+            .collect();
+        for (i, w) in changed {
+            if let Some(slot) = self.sequence_windows.get_mut(i) {
+                *slot = Some(w);
+            }
+            self.sequence_row("cwnd", Some(i), None, Some(w));
+        }
     }
 
     /// Writes what `h`'s associations decided since the last call (a run with a trace).
@@ -1092,6 +1227,13 @@ impl<'s> World<'s> {
                     let tx = tracker.on_send(now, tsn);
                     d.data.push(DataCopy { tsn, tx, len });
                 });
+                if self.sequence.is_some() {
+                    let path = path_of(t.remote.ip());
+                    for c in d.data.iter() {
+                        let event = if c.tx == 1 { "send" } else { "rtx" };
+                        self.sequence_row(event, path, Some(c.tsn), None);
+                    }
+                }
             }
             let l = self.topo.routes[usize::from(route)].links[0];
             self.offer(l, d);
@@ -1178,6 +1320,12 @@ impl<'s> World<'s> {
                 .and_then(|mut b| b.flush())
                 .map_err(|source| SimError::Io { path, source })?;
         }
+        if let (Some(rows), Some(path)) = (self.sequence.take(), &opts.sequence) {
+            std::fs::write(path, rows).map_err(|source| SimError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
         if let (Some(rows), Some(path)) = (self.series.take(), &opts.timeseries) {
             std::fs::write(path, rows).map_err(|source| SimError::Io {
                 path: path.clone(),
@@ -1204,6 +1352,7 @@ impl<'s> World<'s> {
             sender: assoc(&self.hosts[HOST_A]),
             header_bytes: self.header,
             transfer,
+            start: self.a_start,
             closed: self.closed,
             app_missing: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.missing),
             app_duplicated: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.duplicated),

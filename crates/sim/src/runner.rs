@@ -9,7 +9,8 @@
 //!   application got a message corrupt, missing or twice completes with its metrics and is
 //!   listed by [`Outcome::integrity_failures`].
 //! * Per-run files: a scenario with a `[pcap]` table gets `DIR/pcap/point{P}-seed{S}.pcap`, one
-//!   with `timeseries` gets `DIR/timeseries/point{P}-seed{S}.csv` (both via [`RunOptions`]).
+//!   with `timeseries` gets `DIR/timeseries/point{P}-seed{S}.csv`, one with `sequence = true`
+//!   `DIR/sequence/point{P}-seed{S}.csv` (all via [`RunOptions`]).
 //! * Campaigns ([`crate::campaign`]): with an output directory, every run's result is stored
 //!   as `DIR/runs/<run id>.json` as soon as it is done, runs whose result is already there are
 //!   not run again (failed ones are), and `DIR/campaign.json` describes the whole campaign.
@@ -204,6 +205,11 @@ pub fn run_all(
             fault: None,
             trace: if sc.trace {
                 file("trace", "d")?.map(|f| f.with_extension(""))
+            } else {
+                None
+            },
+            sequence: if sc.sequence {
+                file("sequence", "csv")?
             } else {
                 None
             },

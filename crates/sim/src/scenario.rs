@@ -7,7 +7,7 @@
 
 use braid_proto::{
     BufferSplitting, CongestionControl, NrSackPolicy, PathAssignment, ReceiveSplit, RtxPolicy,
-    SackPath, SchedulerKind, TimeoutHandling,
+    SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
 };
 use serde::Deserialize;
 
@@ -60,6 +60,13 @@ pub struct Scenario {
     /// directory per run: `trace/point{P}-seed{S}/a-assoc-0.jsonl`…
     #[serde(default)]
     pub trace: bool,
+    /// Record every DATA chunk sent (original or retransmission, with its path), every DATA
+    /// arrival at the receiver, every SACK's cumulative ack at the sender and every change of
+    /// a path's cwnd: `sequence/point{P}-seed{S}.csv` (header
+    /// [`crate::run::SEQUENCE_HEADER`]), the time-sequence plots of 004_*.txt Figs. 2–4 and
+    /// 7–10 (`braid sim plot --sequence`).
+    #[serde(default)]
+    pub sequence: bool,
     /// The sweep table: parameter key → values. Consumed by [`crate::sweep`].
     #[serde(default)]
     pub sweep: toml::value::Table,
@@ -124,9 +131,28 @@ pub struct PathSpec {
     /// "Hiccup" reordering of 004_*.txt on the forward link.
     #[serde(default)]
     pub hiccup: Option<HiccupSpec>,
+    /// Reordering that always causes a fast retransmit (004_*.txt §6: "every reordering
+    /// event causes a spurious fast retransmission"): `hiccup` with this rate and
+    /// displacement [`REORDER_DISPLACEMENT`]. Not together with `hiccup`.
+    #[serde(default)]
+    pub reorder_rate: Option<f64>,
+    /// Reordering at fixed times: the first packet reaching the far end of the forward link
+    /// at or after each time is displaced as `reorder_rate` (or `hiccup`) displaces one (the
+    /// single spurious fast retransmit of 004_*.txt Figs. 2(a), 7).
+    #[serde(default)]
+    pub reorder_at: Vec<Dur>,
     /// Delay spikes on the forward link: every packet in flight is held.
     #[serde(default)]
     pub spikes: Option<SpikeSpec>,
+    /// Delay spikes as 004_*.txt §6 states them, `{ every = ["10s", "20s"], length = ["3s",
+    /// "10s"] }`: the same as `spikes` with `interval = every`. Not together with `spikes`.
+    #[serde(default)]
+    pub delay_spikes: Option<DelaySpikesSpec>,
+    /// Delay spikes at fixed times, `[["30s", "33s"], ...]`: every packet that would reach
+    /// the far end of the forward link within `[from, to)` arrives at `to` (004_*.txt Figs.
+    /// 2(b), 3, 4, 8–10 show one spike each).
+    #[serde(default)]
+    pub spike_at: Vec<[Dur; 2]>,
     /// Failure windows: the path (both directions) is down from `from` to `to`.
     #[serde(default)]
     pub failures: Vec<FailureSpec>,
@@ -181,6 +207,26 @@ pub struct SpikeSpec {
     /// Range of the length of one spike.
     pub length: [Dur; 2],
 }
+
+/// Delay spikes in 004_*.txt's words (§6 "Spurious Timeouts"): the same model as
+/// [`SpikeSpec`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelaySpikesSpec {
+    /// Range of the time from the end of one spike to the start of the next ("delay spikes
+    /// ... set to occur in time intervals ... 10-20s").
+    pub every: [Dur; 2],
+    /// Range of the length of one spike.
+    pub length: [Dur; 2],
+}
+
+/// Packets that overtake one displaced by `reorder_rate` or `reorder_at`: three, so that
+/// each reordering event fast-retransmits the displaced packet. Each of the three packets
+/// that pass it carries new DATA and reaches the receiver while its TSN is missing, so the
+/// receiver SACKs each at once (RFC 9260 §6.7) and each SACK is a miss indication for it;
+/// the third fast-retransmits it (§7.2.4), before it arrives (it is released right behind
+/// the third, a round trip before that SACK reaches the sender). Fewer never trigger one.
+pub const REORDER_DISPLACEMENT: usize = 3;
 
 /// The path is down (both directions, every packet dropped) from `from` to `to`.
 #[derive(Debug, Clone, Deserialize)]
@@ -263,6 +309,9 @@ pub struct AssociationSpec {
     pub max_burst: Option<u32>,
     /// Delayed SACK timeout.
     pub sack_delay: Option<Dur>,
+    /// The delayed SACK timeout by 004_*.txt's name ("delayed ack"): the same as
+    /// `sack_delay`. Not together with it.
+    pub delayed_ack: Option<Dur>,
     /// SACK every this many packets.
     pub sack_freq: Option<u32>,
     /// HB.interval.
@@ -335,6 +384,9 @@ pub struct AssociationSpec {
     /// RFC 7829's potentially-failed state (default on, PFMR 0): off models SCTP before it
     /// (RFC 2960/4960, as 002_*.txt's), where a timed-out path stays active.
     pub pf: Option<bool>,
+    /// Detection of spurious retransmissions (004_*.txt): `off` (default), `eifel-timestamp`,
+    /// `eifel-rbit`, `duptsn`, `eifel+duptsn` ([`SpuriousDetection::NAMES`]).
+    pub spurious_detection: Option<SpuriousDetection>,
 }
 
 /// The `load_sharing` key.
@@ -373,6 +425,11 @@ pub enum TrafficSpec {
         /// up a stream with fewer than 8 messages queued, braid's earlier default).
         #[serde(default)]
         sqinfo_policy: SqinfoPolicy,
+        /// Message size when `spurious_detection` puts a TIMESTAMP chunk in every packet
+        /// (`eifel-timestamp`, `eifel+duptsn`); unset: `message_size`. 004_*.txt §5: 1436
+        /// instead of 1448 bytes "to allow room for the 12 byte timestamp chunk".
+        #[serde(default)]
+        timestamp_message_size: Option<usize>,
     },
     /// Sends `bytes` once and measures the completion time.
     Transfer {
@@ -384,6 +441,9 @@ pub enum TrafficSpec {
         /// Message size in bytes.
         #[serde(default = "default_message")]
         message_size: usize,
+        /// As for `saturated`: the message size with a TIMESTAMP chunk in every packet.
+        #[serde(default)]
+        timestamp_message_size: Option<usize>,
     },
     /// Alternates sending at `rate` for `on` and staying silent for `off`.
     OnOff {
@@ -400,6 +460,41 @@ pub enum TrafficSpec {
         #[serde(default = "default_message")]
         message_size: usize,
     },
+}
+
+impl TrafficSpec {
+    /// The size of the messages it sends: `timestamp_message_size` (if set) when every
+    /// packet carries a TIMESTAMP chunk, else `message_size`.
+    pub fn message_size(&self, timestamps: bool) -> usize {
+        match *self {
+            TrafficSpec::Saturated {
+                message_size,
+                timestamp_message_size,
+                ..
+            }
+            | TrafficSpec::Transfer {
+                message_size,
+                timestamp_message_size,
+                ..
+            } => match timestamp_message_size {
+                Some(t) if timestamps => t,
+                _ => message_size,
+            },
+            TrafficSpec::OnOff { message_size, .. } => message_size,
+        }
+    }
+
+    /// The same source with `message_size` set to [`TrafficSpec::message_size`].
+    pub fn resolved(&self, timestamps: bool) -> Self {
+        let size = self.message_size(timestamps);
+        let mut t = self.clone();
+        match &mut t {
+            TrafficSpec::Saturated { message_size, .. }
+            | TrafficSpec::Transfer { message_size, .. }
+            | TrafficSpec::OnOff { message_size, .. } => *message_size = size,
+        }
+        t
+    }
 }
 
 fn one_stream() -> u16 {

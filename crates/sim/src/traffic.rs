@@ -227,6 +227,7 @@ impl Source {
                 unordered,
                 sender_queue_info,
                 sqinfo_policy,
+                ..
             } => Self {
                 sender_queue_info,
                 sqinfo_policy,
@@ -242,6 +243,7 @@ impl Source {
                 bytes,
                 streams,
                 message_size,
+                ..
             } => Self::new(
                 SourceKind::Transfer { total: bytes.0 },
                 first_stream,

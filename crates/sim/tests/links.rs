@@ -249,6 +249,59 @@ fn delay_spike_holds_every_packet_in_flight_until_it_ends() {
 }
 
 #[test]
+fn fixed_spike_holds_what_would_arrive_within_it_and_chains_with_random_ones() {
+    // One small packet per ms for 300 ms, 10 ms propagation (+0.01 ms serialization).
+    let natural = |id: u32| f64::from(id) + 0.01 + 10.0;
+    let mut cfg = plain(100e6, 10.0, 100);
+    cfg.spikes_at = vec![(ms(50.0), ms(80.0))];
+    let mut l = Link::new(cfg, 1, 1);
+    let o = drive(&mut l, stream(300, 125, 1.0));
+    for &(id, at) in &o.delivered {
+        let t = natural(id);
+        let want = if (50.0..80.0).contains(&t) { 80.0 } else { t };
+        assert_eq!(at, ms(want), "packet {id}");
+    }
+    assert_eq!((l.stats().spiked, l.stats().spikes), (30, 1));
+    // A random spike [100, 150) and a fixed one [140, 170) that overlaps its end: a packet
+    // held until 150 by the first lands in the second and waits until 170.
+    let mut cfg = plain(100e6, 10.0, 100);
+    cfg.spikes = Some(SpikeConfig {
+        interval: (Duration::from_millis(100), Duration::from_millis(100)),
+        length: (Duration::from_millis(50), Duration::from_millis(50)),
+    });
+    cfg.spikes_at = vec![(ms(140.0), ms(170.0))];
+    let mut l = Link::new(cfg, 1, 1);
+    let o = drive(&mut l, stream(220, 125, 1.0));
+    for &(id, at) in &o.delivered {
+        let t = natural(id);
+        let want = if (100.0..170.0).contains(&t) {
+            170.0
+        } else {
+            t
+        };
+        assert_eq!(at, ms(want), "packet {id}");
+    }
+    assert!(o.ids().windows(2).all(|w| w[0] < w[1]));
+    assert_eq!((l.stats().spiked, l.stats().spikes), (70, 2));
+}
+
+#[test]
+fn reorder_at_displaces_the_first_packet_at_or_after_each_time() {
+    let mut cfg = plain(10e6, 1.0, 1000);
+    cfg.reorder_at = vec![(ms(30.5), 3), (ms(10.0), 2)];
+    let mut l = Link::new(cfg, 1, 1);
+    // One 1500-byte packet per 2 ms: packet k arrives at 2k + 2.2 ms.
+    let o = drive(&mut l, stream(30, 1500, 2.0));
+    let ids = o.ids();
+    // Packet 4 (10.2 ms) waits for 5 and 6; packet 15 (32.2 ms) for 16, 17 and 18.
+    let mut want: Vec<u32> = (0..30).collect();
+    want[4..7].rotate_left(1);
+    want[15..19].rotate_left(1);
+    assert_eq!(ids, want);
+    assert_eq!(l.stats().displaced, 2);
+}
+
+#[test]
 fn failure_window_drops_exactly_what_crosses_it() {
     let mut cfg = plain(1e9, 0.0, 100);
     cfg.failures = vec![(ms(30.0), ms(60.0))];

@@ -240,6 +240,8 @@ pub fn prepare(ts: &TimeSeries, spec: &TimeSeriesSpec) -> Result<Vec<Chart>, Plo
                     unit: "s".into(),
                 },
                 series,
+                scatter: false,
+                x_range: None,
             }
         })
         .collect();

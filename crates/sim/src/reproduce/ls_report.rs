@@ -42,6 +42,8 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> Char
             unit: String::new(),
         },
         series,
+        scatter: false,
+        x_range: None,
     }
 }
 

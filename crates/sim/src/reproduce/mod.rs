@@ -1,7 +1,8 @@
 //! Reproductions of papers' figures: the scenario files under `scenarios/papers/` (built
 //! into the binary), the data points each paper states in its text, and a report that puts
 //! the paper's numbers next to braid's. `braid reproduce cmt-scheduling` drives
-//! [`cmt_scheduling`].
+//! [`cmt_scheduling`], `braid reproduce ls-sctp` [`ls_sctp`] (002_*.txt), `braid reproduce
+//! spurious` [`spurious()`] (004_*.txt).
 //!
 //! 001_*.txt ("Transmission Scheduling Optimizations for Concurrent Multipath Transfer"):
 //! Fig. 4 and 5 come from `cmt-fig4.toml` (goodput, and per-stream delay of the same runs),
@@ -31,6 +32,8 @@ mod cmt;
 mod ls;
 mod ls_report;
 mod report;
+mod spurious;
+mod spurious_report;
 mod verdict;
 
 pub use cmt::{
@@ -42,6 +45,11 @@ pub use ls::{
 };
 pub use ls_report::ls_report;
 pub use report::cmt_report;
+pub use spurious::{
+    Micro, SPURIOUS, SPURIOUS_DEPARTURES, SpuriousFigure, cmt_goodput, cmt_recovered,
+    detection_inactive, spurious, spurious_checks, spurious_claims, spurious_experiment,
+};
+pub use spurious_report::{EXPLAIN_PCT, spurious_report};
 pub use verdict::{Check, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches};
 
 /// One scenario file of a reproduction.
