@@ -53,6 +53,11 @@ fn sender_stats(p: &Pair, c: AssocId) -> (AssociationStats, u64) {
     (a.stats(), rtx)
 }
 
+fn timeouts(p: &Pair, c: AssocId) -> u64 {
+    let a = p.client.association(c).unwrap();
+    a.paths().iter().map(|x| x.stats.timeouts).sum()
+}
+
 /// Packets held back behind later ones: every fast retransmit they cause is spurious, and
 /// each variant finds some; with detection off none is reported.
 #[test]
@@ -113,7 +118,7 @@ fn eifel_timestamps_are_not_fooled_by_lost_sacks() {
     assert_eq!((st.spurious_fast_retransmits, st.spurious_timeouts), (0, 0));
 }
 
-/// A 3 s delay spike on a 10 ms path: T3 expires while the originals are only late
+/// A 2.5 s delay spike on a 10 ms path: T3 expires while the originals are only late
 /// (Fig. 2(b)). Eifel finds the spurious timeout at the first cover ack and resumes new
 /// data, so it retransmits far less than plain SCTP's Go-Back-N (Fig. 8(a)); DupTSN finds it
 /// only after the Go-Back-N (Fig. 8(b)).
@@ -126,8 +131,12 @@ fn a_delay_spike_makes_a_spurious_timeout_that_eifel_ends_early() {
         // Warm up: an RTT estimate and a window of some size.
         transfer(&mut p, c, s, &plan, Duration::from_secs(600));
         let (before, rtx_before) = sender_stats(&p, c);
-        p.to_server.delay = Duration::from_secs(3);
-        let end = p.now + Duration::from_millis(500);
+        let t3_before = timeouts(&p, c);
+        // Packets sent in the next 2 s take 2.5 s: the originals and the first timeout's
+        // retransmission (RTO 1 s) arrive in the order they were sent, as in a spike.
+        p.to_server.delay = Duration::from_millis(2500);
+
+        let end = p.now + Duration::from_secs(2);
         let mut started = false;
         // The spike starts with a full window in flight.
         p.run_until(end, |p| {
@@ -146,26 +155,37 @@ fn a_delay_spike_makes_a_spurious_timeout_that_eifel_ends_early() {
         p.run_for(Duration::from_secs(30));
         let (after, rtx_after) = sender_stats(&p, c);
         let spurious = after.spurious_timeouts - before.spurious_timeouts;
-        (spurious, rtx_after - rtx_before)
+        let t3 = timeouts(&p, c) - t3_before;
+        assert!(t3 >= 1, "{d}: the spike caused no timeout");
+        (spurious, t3, rtx_after - rtx_before)
     };
-    let (off_spurious, off_rtx) = spike(SpuriousDetection::Off);
+    let (off_spurious, _, off_rtx) = spike(SpuriousDetection::Off);
     assert_eq!(off_spurious, 0);
-    // Two timeouts (RTO 1 s, then 2 s, in a 3 s spike: Fig. 9), one retransmission each,
-    // then the Go-Back-N of what the late acks have not yet covered.
+    // The timeouts' retransmissions, then the Go-Back-N of what the late acks have not yet
+    // covered.
     assert!(off_rtx > 2, "plain SCTP should Go-Back-N: {off_rtx}");
     for d in [
         SpuriousDetection::EifelTimestamp,
         SpuriousDetection::EifelRbit,
     ] {
-        let (spurious, rtx) = spike(d);
-        assert_eq!(spurious, 1, "{d} missed the spurious timeout");
+        let (spurious, t3, rtx) = spike(d);
         assert_eq!(
-            rtx, 2,
-            "{d}: only the two timeouts' retransmissions, no Go-Back-N"
+            spurious, t3,
+            "{d}: a timeout of the spike not found spurious"
+        );
+        // What the window after the timeout let out (one MTU, plus the packet RFC 9260
+        // §6.1 B allows past it), and nothing after the first cover ack.
+        assert!(
+            rtx <= 2 * t3,
+            "{d}: {rtx} retransmissions for {t3} timeouts"
+        );
+        assert!(
+            rtx < off_rtx,
+            "{d}: {rtx}, as many as plain SCTP's Go-Back-N"
         );
     }
-    let (dup_spurious, dup_rtx) = spike(SpuriousDetection::DupTsn);
-    assert_eq!(dup_spurious, 1, "DupTSN never found it");
+    let (dup_spurious, dup_t3, dup_rtx) = spike(SpuriousDetection::DupTsn);
+    assert_eq!(dup_spurious, dup_t3, "DupTSN did not find them all");
     assert_eq!(dup_rtx, off_rtx, "DupTSN cannot avoid the Go-Back-N");
 }
 
@@ -210,4 +230,45 @@ fn a_peer_that_offered_it_gets_timestamps_first_in_every_packet() {
     assert_eq!(ts.echo, 0, "nothing to echo yet");
     let d: Data = out.get().unwrap();
     assert_eq!(&d.user_data[..], b"first");
+}
+
+/// Fig. 6 rules (a) and (b) on the wire: with the retransmit-bit variant every retransmitted
+/// DATA chunk has the bit and the SACK answering it too; first transmissions never do.
+#[test]
+fn the_retransmit_bit_marks_retransmissions_and_the_sacks_that_answer_them() {
+    use braid_wire::chunk::{DATA_FLAG_RETRANSMIT, SACK_FLAG_RETRANSMIT};
+    let mut p = Pair::new(config(SpuriousDetection::EifelRbit), 5);
+    p.keep_log = true;
+    p.to_server = Wire {
+        loss: 0.03,
+        ..Wire::default()
+    };
+    let (c, s) = p.connect();
+    transfer(&mut p, c, s, &plan(300_000), Duration::from_secs(3_000));
+    let mut seen = std::collections::HashSet::new();
+    let (mut rbit_data, mut rbit_sacks) = (0, 0);
+    for l in &p.log {
+        for raw in braid_wire::raw_chunks(&l.bytes).flatten() {
+            let flagged = raw.flags & 0x10 != 0;
+            match (l.dir, raw.chunk_type) {
+                (common::Dir::ToServer, ChunkType::DATA) => {
+                    let tsn = u32::from_be_bytes(raw.value[..4].try_into().unwrap());
+                    let again = !seen.insert(tsn);
+                    assert_eq!(
+                        flagged, again,
+                        "TSN {tsn}: bit {flagged}, retransmission {again}"
+                    );
+                    rbit_data += usize::from(flagged && raw.flags & DATA_FLAG_RETRANSMIT != 0);
+                }
+                (common::Dir::ToClient, ChunkType::SACK | ChunkType::NR_SACK) => {
+                    rbit_sacks += usize::from(raw.flags & SACK_FLAG_RETRANSMIT != 0);
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        rbit_data > 0 && rbit_sacks > 0,
+        "{rbit_data} DATA, {rbit_sacks} SACKs"
+    );
 }

@@ -93,9 +93,11 @@ pub struct AssociationStats {
     pub abandoned_messages: u64,
     /// Packets dropped as malformed or failing a verification-tag check.
     pub packets_dropped: u64,
-    /// Fast retransmits found spurious (004_*.txt: Eifel or DupTSN) and undone.
+    /// Fast-retransmitted chunks found spurious (004_*.txt: Eifel or DupTSN), each fast
+    /// recovery's window cut undone once.
     pub spurious_fast_retransmits: u64,
-    /// T3-rtx expiries found spurious (004_*.txt: Eifel or DupTSN) and undone.
+    /// T3-rtx expiries found spurious (004_*.txt: Eifel or DupTSN): every expiry of a
+    /// loss-recovery episode found spurious, its cuts undone once.
     pub spurious_timeouts: u64,
 }
 

@@ -86,6 +86,8 @@ pub(crate) struct Episode {
     timed_out: Option<(Instant, Duration)>,
     /// T3 expiries in the episode.
     timeouts: u32,
+    /// Chunks fast-retransmitted in the episode (one fast recovery may retransmit several).
+    fast_retransmits: u32,
     /// Retransmitted TSNs, and whether a duplicate report came for each (RFC 3708's list).
     retransmitted: Vec<(u32, bool)>,
 }
@@ -186,6 +188,7 @@ impl Association {
             rttvar_prev: p.rtt.rttvar(),
             timed_out: (trigger == Trigger::Timeout).then(|| (now, p.rtt.rto())),
             timeouts: u32::from(trigger == Trigger::Timeout),
+            fast_retransmits: 0,
             retransmitted: Vec::new(),
         });
     }
@@ -200,10 +203,17 @@ impl Association {
     /// when the originals' acks open the alternate path's window (Fig. 3) each of them sends
     /// more retransmissions and no ack is a cover ack until the Go-Back-N is over — not
     /// what Fig. 10(c) shows.
-    pub(crate) fn spurious_on_retransmit(&mut self, lost_on: PathId, tsn: u32, tsval: u32) {
+    pub(crate) fn spurious_on_retransmit(
+        &mut self,
+        lost_on: PathId,
+        tsn: u32,
+        tsval: u32,
+        fast: bool,
+    ) {
         let Some(e) = self.paths[lost_on.0 as usize].spurious.last_mut() else {
             return;
         };
+        e.fast_retransmits += u32::from(fast);
         let first = *e.retransmit_ts.get_or_insert(tsval) == tsval;
         if first && e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
             e.max_retransmit = Some(tsn);
@@ -321,7 +331,7 @@ impl Association {
         let pi = path.0 as usize;
         let before = self.window_of(path);
         if e.trigger == Trigger::Timeout {
-            self.stats.spurious_timeouts += 1;
+            self.stats.spurious_timeouts += u64::from(e.timeouts.max(1));
             self.unmark_timed_out(path);
             let p = &mut self.paths[pi];
             // RFC 4015 step (4): the late ack measured the delay the timeout did not wait for.
@@ -334,7 +344,7 @@ impl Association {
             p.rtt
                 .adapt_after_spurious_timeout(srtt_prev, e.rttvar_prev, sample);
         } else {
-            self.stats.spurious_fast_retransmits += 1;
+            self.stats.spurious_fast_retransmits += u64::from(e.fast_retransmits.max(1));
         }
         let p = &mut self.paths[pi];
         let iw = crate::cc::rfc_initial_cwnd(p.mtu);

@@ -289,7 +289,7 @@ impl Association {
             // 004_*.txt Fig. 6: a retransmission after a fast retransmit or timeout belongs to
             // the loss-recovery episode of the path it was lost on.
             let lost_on = matches!(s.state, ChunkState::Marked(Mark::Fast | Mark::Timeout))
-                .then_some(s.sent_on);
+                .then_some((s.sent_on, s.state == ChunkState::Marked(Mark::Fast)));
             s.retransmitted_on(path, &mut self.paths, &mut self.tx.tally);
             s.tx_count = s.tx_count.saturating_add(1);
             s.epoch = self.paths[pi].fail_epoch;
@@ -305,8 +305,8 @@ impl Association {
                 // Fig. 6 rule (a): every retransmission carries the retransmit bit.
                 buf[at + 1] |= braid_wire::chunk::DATA_FLAG_RETRANSMIT;
             }
-            if let Some(lost_on) = lost_on {
-                self.spurious_on_retransmit(lost_on, tsn, self.tx_ts);
+            if let Some((lost_on, fast)) = lost_on {
+                self.spurious_on_retransmit(lost_on, tsn, self.tx_ts, fast);
             }
             *room = room.saturating_sub(size);
             wrote = true;
