@@ -9,6 +9,8 @@
 # or carries an expert info of severity Error; it also fails if the capture holds no DATA or
 # I-DATA chunk or no SACK (or NR-SACK) chunk, so it cannot pass on an empty or wrong capture
 # (braid ↔ braid with LS-SCTP: LS-DATA and LS-SACK count, tshark shows them as unknown types).
+# With BRAID_PEER_SPURIOUS=eifel-timestamp or eifel+duptsn (braid ↔ braid with Eifel, 004_*.txt)
+# every frame carrying DATA must lead with a TIMESTAMP chunk (0xB3), or the check fails.
 # One known peer bug is tolerated and counted: a frame holding only a HEARTBEAT chunk of
 # length 4 (no Heartbeat Info, which RFC 9260 §3.3.5 requires) — pion sends those; braid
 # never does (its HEARTBEATs carry info, and it answers an empty one with a well-formed ACK).
@@ -33,7 +35,11 @@ if ! fields=$(tshark -r "$pcap" -n -o 'sctp.checksum:CRC 32c' -d "udp.port==$por
 	grep -v '^Running as user' "$err" | tail -5 | sed 's/^/  /'
 	exit 1
 fi
-awk -F'|' -v pcap="$pcap" -v port="$port" '
+case "${BRAID_PEER_SPURIOUS:-}" in
+eifel-timestamp | eifel+duptsn) expect_ts=1 ;;
+*) expect_ts=0 ;;
+esac
+awk -F'|' -v pcap="$pcap" -v port="$port" -v expect_ts="$expect_ts" '
 function bad(what) {
 	nbad++
 	if (nbad <= 10) printf "  frame %s: %s\n", $1, what
@@ -50,7 +56,9 @@ function bad(what) {
 	n = split($4, sev, ",")
 	for (i = 1; i <= n; i++) if (sev[i] + 0 >= 8388608) { experr++; bad("expert error; expert messages: " $5); break }
 	n = split($6, ct, ",")
+	if (ct[1] == 179) tsframes++
 	for (i = 1; i <= n; i++) {
+		if (expect_ts && ct[i] == 0 && ct[1] != 179) { bad("DATA without a leading TIMESTAMP chunk"); break }
 		if (ct[i] == 0) data++
 		else if (ct[i] == 64) idata++
 		else if (ct[i] == 3 || ct[i] == 16) sack++
@@ -63,7 +71,7 @@ END {
 	status = "ok"
 	if (nbad > 0) status = "FAIL"
 	if (data + idata + lsdata == 0 || sack + lssack == 0) { status = "FAIL"; print "  no DATA/I-DATA/LS-DATA or no SACK/LS-SACK chunk: the capture proves nothing" }
-	printf "check-pcap: %s (udp port %s): %d frames, %d DATA, %d I-DATA, %d LS-DATA, %d SACK, %d LS-SACK chunks; %d malformed, %d not SCTP, %d bad checksum, %d expert errors; %d empty peer HEARTBEATs tolerated: %s\n", \
-		pcap, port, frames, data, idata, lsdata + 0, sack, lssack + 0, malformed, notsctp, badsum, experr, tolerated + 0, status
+	printf "check-pcap: %s (udp port %s): %d frames, %d DATA, %d I-DATA, %d LS-DATA, %d SACK, %d LS-SACK chunks, %d frames led by TIMESTAMP; %d malformed, %d not SCTP, %d bad checksum, %d expert errors; %d empty peer HEARTBEATs tolerated: %s\n", \
+		pcap, port, frames, data, idata, lsdata + 0, sack, lssack + 0, tsframes + 0, malformed, notsctp, badsum, experr, tolerated + 0, status
 	exit status != "ok"
 }' <<<"$fields"

@@ -21,3 +21,5 @@ BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc"
 # braid ↔ braid with LS-SCTP on the wire (both offer it), tshark checking the captures.
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" BRAID_PEER_LS=on PEERS="braid" \
   BYTES=10MiB STREAMS=4 bash interop/selftest.sh
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" BRAID_PEER_SPURIOUS=eifel-timestamp \
+  PEERS="braid" BYTES=10MiB STREAMS=4 bash interop/selftest.sh

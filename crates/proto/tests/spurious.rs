@@ -11,7 +11,7 @@ use std::time::Duration;
 use braid_proto::{AssocId, AssociationConfig, AssociationStats, SpuriousDetection};
 use braid_wire::Param;
 use braid_wire::chunk::{ChunkType, Data, Timestamp};
-use common::script::{Script, quiet_config};
+use common::script::{Script, quiet_config, sack};
 use common::traffic::{Plan, transfer};
 use common::{Pair, Wire};
 
@@ -270,5 +270,66 @@ fn the_retransmit_bit_marks_retransmissions_and_the_sacks_that_answer_them() {
     assert!(
         rbit_data > 0 && rbit_sacks > 0,
         "{rbit_data} DATA, {rbit_sacks} SACKs"
+    );
+}
+
+/// Fig. 5 of 004_*.txt, with a timeout: eight small chunks go in one packet, time out, and
+/// go again in one packet. A SACK that acknowledges only the first with the original's
+/// timestamp is not a cover ack and decides nothing; the cover ack then decides by its echo.
+fn bundled_timeout(cover_echo_is_original: bool) -> u64 {
+    use braid_wire::{Chunk, RawChunk};
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelTimestamp,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }];
+    s.establish_passive();
+    let now = s.now;
+    for i in 0..8u8 {
+        let m = bytes::Bytes::from(vec![i; 100]);
+        s.assoc_mut().send(now, 0, m, Default::default()).unwrap();
+    }
+    s.flush();
+    let first = s.expect();
+    assert_eq!(first.tsns().len(), 8, "{}", first.describe());
+    let original: Timestamp = first.get().unwrap();
+    // No SACK: T3-rtx expires and all eight go again, bundled (one MTU of cwnd).
+    let again = s.expect();
+    assert_eq!(again.tsns(), first.tsns(), "{}", again.describe());
+    let retransmit: Timestamp = again.get().unwrap();
+    assert!(retransmit.value > original.value);
+    let tsns = first.tsns();
+    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    // Only the first chunk's original arrived (the others were lost): not a cover ack.
+    s.send_chunks(vec![ts(original.value), sack(tsns[0], 1 << 20, &[])]);
+    assert_eq!(
+        s.assoc().stats().spurious_timeouts,
+        0,
+        "decided on a partial ack"
+    );
+    let echo = if cover_echo_is_original {
+        original.value
+    } else {
+        retransmit.value
+    };
+    s.send_chunks(vec![ts(echo), sack(tsns[7], 1 << 20, &[])]);
+    s.assoc().stats().spurious_timeouts
+}
+
+#[test]
+fn only_a_cover_ack_decides_and_its_echo_says_which_copy_arrived() {
+    assert_eq!(
+        bundled_timeout(false),
+        0,
+        "the retransmission filled the holes: not spurious"
+    );
+    assert_eq!(
+        bundled_timeout(true),
+        1,
+        "the originals all arrived: spurious"
     );
 }
