@@ -167,34 +167,11 @@ fn ls_sctp(
     jobs: Option<u64>,
     seeds: Option<u32>,
 ) -> Result<(), Error> {
-    let opts = ReproduceOptions {
-        seeds,
-        quick,
-        out: out.unwrap_or_else(|| PathBuf::from("results/ls-sctp")),
-        jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
-    };
-    let bar = Progress::new();
-    let progress = |fig: &str, done: usize, total: usize| bar.update(fig, done, total);
-    let start = wall_clock();
-    let (results, series, reports) = reproduce::ls_sctp(&opts, &run::run, &progress)?;
-    bar.finish();
-    for line in reproduce::ls_report(&results, &series, &opts, &[])
-        .lines()
-        .filter(|l| l.starts_with("| Fig") || l.starts_with("**"))
-    {
-        println!("{line}");
-    }
-    let runs: usize = reports.iter().map(|r| r.outcome.runs.len()).sum();
-    println!(
-        "{runs} runs in {:.1} s; wrote {}/report.md, plots and fig*/summary.json",
-        start.elapsed().as_secs_f64(),
-        opts.out.display()
-    );
-    let outcomes: Vec<(&str, &braid_sim::runner::Outcome)> = reports
-        .iter()
-        .map(|r| (r.summary.scenario.as_str(), &r.outcome))
-        .collect();
-    check_outcomes(&outcomes)
+    let opts = options("ls-sctp", quick, out, jobs, seeds);
+    run_paper(&opts, |progress| {
+        let (results, series, reports) = reproduce::ls_sctp(&opts, &run::run, progress)?;
+        Ok((reproduce::ls_report(&results, &series, &opts, &[]), reports))
+    })
 }
 
 /// `braid reproduce spurious`.
@@ -204,18 +181,46 @@ fn spurious(
     jobs: Option<u64>,
     seeds: Option<u32>,
 ) -> Result<(), Error> {
-    let opts = ReproduceOptions {
+    let opts = options("spurious", quick, out, jobs, seeds);
+    run_paper(&opts, |progress| {
+        let (results, micro, reports) = reproduce::spurious(&opts, &run::run, progress)?;
+        Ok((
+            reproduce::spurious_report(&results, &micro, &opts, &[]),
+            reports,
+        ))
+    })
+}
+
+/// A reproduction's options; its results go to `results/NAME` unless `out` says.
+fn options(
+    name: &str,
+    quick: bool,
+    out: Option<PathBuf>,
+    jobs: Option<u64>,
+    seeds: Option<u32>,
+) -> ReproduceOptions {
+    ReproduceOptions {
         seeds,
         quick,
-        out: out.unwrap_or_else(|| PathBuf::from("results/spurious")),
+        out: out.unwrap_or_else(|| PathBuf::from("results").join(name)),
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
-    };
+    }
+}
+
+/// Runs a reproduction with a progress bar (`reproduce` returns its report and the runs),
+/// prints the report's verdict lines and fails if a run failed.
+fn run_paper(
+    opts: &ReproduceOptions,
+    reproduce: impl FnOnce(
+        &(dyn Fn(&str, usize, usize) + Sync),
+    ) -> Result<(String, Vec<braid_sim::runner::Report>), Error>,
+) -> Result<(), Error> {
     let bar = Progress::new();
     let progress = |fig: &str, done: usize, total: usize| bar.update(fig, done, total);
     let start = wall_clock();
-    let (results, micro, reports) = reproduce::spurious(&opts, &run::run, &progress)?;
+    let (report, reports) = reproduce(&progress)?;
     bar.finish();
-    for line in reproduce::spurious_report(&results, &micro, &opts, &[])
+    for line in report
         .lines()
         .filter(|l| l.starts_with("| Fig") || l.starts_with("**"))
     {
