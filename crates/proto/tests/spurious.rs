@@ -333,3 +333,36 @@ fn only_a_cover_ack_decides_and_its_echo_says_which_copy_arrived() {
         "the originals all arrived: spurious"
     );
 }
+
+/// RFC 3708 §3: a TSN sent three times (original and two retransmissions) was spurious only
+/// if two duplicate reports came back. The original was lost, both T3 retransmissions
+/// arrived: one duplicate report, and the first timeout was needed.
+#[test]
+fn one_duplicate_report_does_not_cover_two_retransmissions() {
+    use braid_wire::Chunk;
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::DupTsn,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.establish_passive();
+    s.app_send(0, b"lost, then sent twice");
+    let first = s.expect();
+    let tsn = first.tsns()[0];
+    // The original is lost: T3 expires twice and the chunk goes twice more.
+    let r1 = s.expect();
+    assert_eq!(r1.tsns(), vec![tsn]);
+    let r2 = s.expect();
+    assert_eq!(r2.tsns(), vec![tsn]);
+    // Both retransmissions arrived: one duplicate.
+    let mut ack = sack(tsn, 1 << 20, &[]);
+    if let Chunk::Sack(x) = &mut ack {
+        x.dup_tsns = vec![tsn];
+    }
+    s.send_chunks(vec![ack]);
+    assert_eq!(
+        s.assoc().stats().spurious_timeouts,
+        0,
+        "a needed retransmission called spurious"
+    );
+}

@@ -88,13 +88,26 @@ pub(crate) struct Episode {
     timeouts: u32,
     /// Chunks fast-retransmitted in the episode (one fast recovery may retransmit several).
     fast_retransmits: u32,
-    /// Retransmitted TSNs, and whether a duplicate report came for each (RFC 3708's list).
-    retransmitted: Vec<(u32, bool)>,
+    /// Retransmitted TSNs (RFC 3708's list), each with how many times the episode sent it
+    /// again and how many duplicate reports came for it.
+    retransmitted: Vec<Tracked>,
+}
+
+/// A TSN the episode retransmitted (RFC 3708 §3).
+#[derive(Debug, Clone, Copy)]
+struct Tracked {
+    tsn: u32,
+    /// Retransmissions of it in the episode.
+    sent: u16,
+    /// Duplicate reports of it since its first retransmission.
+    dups: u16,
 }
 
 impl Episode {
+    /// Every retransmission came back as a duplicate: a TSN sent n times more needs n
+    /// reports (RFC 3708 §3), else one copy was needed.
     fn all_reported_duplicate(&self) -> bool {
-        !self.retransmitted.is_empty() && self.retransmitted.iter().all(|&(_, d)| d)
+        !self.retransmitted.is_empty() && self.retransmitted.iter().all(|t| t.dups >= t.sent)
     }
 }
 
@@ -221,11 +234,15 @@ impl Association {
         if !e.dup_open {
             return;
         }
-        if let Some(entry) = e.retransmitted.iter_mut().find(|(t, _)| *t == tsn) {
-            // Sent once more: its earlier duplicate report does not cover this copy.
-            entry.1 = false;
+        if let Some(t) = e.retransmitted.iter_mut().find(|t| t.tsn == tsn) {
+            // Sent once more: this copy needs a duplicate report of its own.
+            t.sent = t.sent.saturating_add(1);
         } else if e.retransmitted.len() < MAX_TRACKED {
-            e.retransmitted.push((tsn, false));
+            e.retransmitted.push(Tracked {
+                tsn,
+                sent: 1,
+                dups: 0,
+            });
         } else {
             e.dup_open = false;
         }
@@ -237,10 +254,9 @@ impl Association {
             return;
         }
         for e in self.paths.iter_mut().flat_map(|p| p.spurious.iter_mut()) {
-            for (tsn, reported) in &mut e.retransmitted {
-                if dup_tsns.contains(tsn) {
-                    *reported = true;
-                }
+            for t in &mut e.retransmitted {
+                let n = dup_tsns.iter().filter(|&&d| d == t.tsn).count();
+                t.dups = t.dups.saturating_add(u16::try_from(n).unwrap_or(u16::MAX));
             }
         }
     }
