@@ -366,3 +366,70 @@ fn one_duplicate_report_does_not_cover_two_retransmissions() {
         "a needed retransmission called spurious"
     );
 }
+
+/// Fig. 6 step 2 keeps MaxRetransmit the highest TSN retransmitted: a second chunk
+/// fast-retransmitted in the same fast recovery was really lost, so the cover ack for the
+/// first retransmission alone (the reordered original arrived) must not undo the recovery's
+/// window cut.
+#[test]
+fn a_loss_fast_retransmitted_later_in_the_recovery_is_not_masked() {
+    use braid_wire::{Chunk, RawChunk};
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelTimestamp,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }];
+    s.establish_passive();
+    let now = s.now;
+    for i in 0..8u8 {
+        let m = bytes::Bytes::from(vec![i; 100]);
+        s.assoc_mut().send(now, 0, m, Default::default()).unwrap();
+    }
+    s.flush();
+    let first = s.expect();
+    let tsns = first.tsns();
+    assert_eq!(tsns.len(), 8, "{}", first.describe());
+    let original: Timestamp = first.get().unwrap();
+    let base = tsns[0];
+    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    // TSN base is only late, base+2 is lost; the others arrive.
+    let cum = base.wrapping_sub(1);
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![ts(original.value), sack(cum, 1 << 20, &[(2, 2)])]);
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![
+        ts(original.value),
+        sack(cum, 1 << 20, &[(2, 2), (4, 4)]),
+    ]);
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![
+        ts(original.value),
+        sack(cum, 1 << 20, &[(2, 2), (4, 5)]),
+    ]);
+    let r1 = s.expect();
+    assert_eq!(r1.tsns(), vec![base], "{}", r1.describe());
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![
+        ts(original.value),
+        sack(cum, 1 << 20, &[(2, 2), (4, 6)]),
+    ]);
+    let r3 = s.expect();
+    assert_eq!(r3.tsns(), vec![base + 2], "{}", r3.describe());
+    // The late original of `base` arrives: the cum ack passes it, with its timestamp, but
+    // base+2 is still missing.
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![ts(original.value), sack(base + 1, 1 << 20, &[(2, 5)])]);
+    // Then the retransmission of base+2 fills the hole.
+    let r3ts: Timestamp = r3.get().unwrap();
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![ts(r3ts.value), sack(base + 7, 1 << 20, &[])]);
+    assert_eq!(
+        s.assoc().stats().spurious_fast_retransmits,
+        0,
+        "a recovery with a real loss undone"
+    );
+}

@@ -209,8 +209,9 @@ impl Association {
     /// A chunk lost on `lost_on` is retransmitted with TSN `tsn` in a packet whose TSval is
     /// `tsval` (Fig. 6 steps 1(b) and 2).
     ///
-    /// MaxRetransmit counts only the retransmissions sent with the first one (the packets
-    /// of that instant, which share its TSval): the cover ack exists so that a chunk bundled
+    /// MaxRetransmit counts the retransmissions sent with the first one (the packets of
+    /// that instant, which share its TSval) and later fast retransmits, but not the
+    /// Go-Back-N of a timeout's marks: the cover ack exists so that a chunk bundled
     /// with a spurious retransmission is not masked (Fig. 5). Raising it with every later
     /// Go-Back-N retransmission, as a literal reading of step 2's loop would, means that
     /// when the originals' acks open the alternate path's window (Fig. 3) each of them sends
@@ -228,7 +229,10 @@ impl Association {
         };
         e.fast_retransmits += u32::from(fast);
         let first = *e.retransmit_ts.get_or_insert(tsval) == tsval;
-        if first && e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
+        // A chunk fast-retransmitted later in the episode had three miss indications of its
+        // own: step 2's loop raises MaxRetransmit for it, or a cover ack for the first
+        // retransmission alone would undo the recovery it really needed.
+        if (first || fast) && e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
             e.max_retransmit = Some(tsn);
         }
         if !e.dup_open {
