@@ -433,3 +433,50 @@ fn a_loss_fast_retransmitted_later_in_the_recovery_is_not_masked() {
         "a recovery with a real loss undone"
     );
 }
+
+/// PR-SCTP (RFC 3758): a chunk whose original and retransmission were both lost is
+/// abandoned, and the FORWARD-TSN moves the peer's cumulative ack past it. That SACK is a
+/// cover ack without the retransmit bit, yet no copy arrived: nothing was spurious.
+#[test]
+fn an_abandoned_retransmission_is_not_called_spurious() {
+    use braid_wire::chunk::ForwardTsn;
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelRbit,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![
+        Param::EifelSupported {
+            timestamp: false,
+            retransmit_bit: true,
+        },
+        Param::ForwardTsnSupported,
+    ];
+    s.establish_passive();
+    let now = s.now;
+    let opts = braid_proto::SendOptions {
+        lifetime: Some(Duration::from_millis(2500)),
+        ..Default::default()
+    };
+    let m = bytes::Bytes::from_static(b"short-lived");
+    s.assoc_mut().send(now, 0, m, opts).unwrap();
+    s.flush();
+    let first = s.expect();
+    let tsn = first.tsns()[0];
+    // The original and the T3 retransmission are lost; the message expires.
+    let r = s.expect();
+    assert_eq!(r.tsns(), vec![tsn], "{}", r.describe());
+    let fwd = loop {
+        let o = s.expect();
+        if o.has::<ForwardTsn>() {
+            break o;
+        }
+    };
+    assert_eq!(fwd.get::<ForwardTsn>().unwrap().new_cum_tsn, tsn);
+    s.send_chunks(vec![sack(tsn, 1 << 20, &[])]);
+    assert_eq!(
+        s.assoc().stats().spurious_timeouts,
+        0,
+        "an abandoned chunk's loss called spurious"
+    );
+}

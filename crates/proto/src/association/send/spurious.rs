@@ -252,6 +252,18 @@ impl Association {
         }
     }
 
+    /// PR-SCTP abandoned the chunk with TSN `tsn` (RFC 3758): the FORWARD-TSN, not a copy
+    /// of it, will move the peer's cumulative ack past it, so no cover ack at or above it
+    /// says which copy arrived (no retransmit bit, and an echo of whatever packet led).
+    /// Eifel gives up on the episodes it could cover; DupTSN reports still count.
+    pub(crate) fn spurious_on_abandon(&mut self, tsn: u32) {
+        for e in self.paths.iter_mut().flat_map(|p| p.spurious.iter_mut()) {
+            if e.max_retransmit.is_none_or(|m| !tsn_gt(tsn, m)) {
+                e.eifel_open = false;
+            }
+        }
+    }
+
     /// A SACK's duplicate-TSN reports (Fig. 6 step 3(a): the list is updated first).
     pub(crate) fn spurious_note_duplicates(&mut self, dup_tsns: &[u32]) {
         if dup_tsns.is_empty() {
