@@ -480,3 +480,79 @@ fn an_abandoned_retransmission_is_not_called_spurious() {
         "an abandoned chunk's loss called spurious"
     );
 }
+
+/// CMT: path A's chunks are slow, path B's first chunk is lost and fast-retransmitted (SFR:
+/// only B's acks count). The retransmission reaches the peer above a hole (A's chunks), so
+/// RFC 7323's echo rule does not take its timestamp; when A's originals fill the hole, the
+/// cover ack echoes their older timestamp although the retransmission was needed. Eifel
+/// cannot decide such an episode.
+#[test]
+fn a_retransmission_above_an_older_hole_is_not_called_spurious() {
+    use braid_proto::CmtConfig;
+    use braid_wire::{Chunk, RawChunk};
+    use common::multihome::{sack_dac, tsns_to};
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelTimestamp,
+        cmt: Some(CmtConfig::default()),
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }];
+    // common::multihome::two_confirmed_paths, with the peer's Eifel-Supported.
+    let (mut s, b) = {
+        let alt: std::net::SocketAddr = common::multihome::ALT.parse().unwrap();
+        common::multihome::establish_multihomed(&mut s, &[alt.ip()]);
+        for _ in 0..50 {
+            let outs = s.collect_until(s.t() + Duration::from_millis(100));
+            common::multihome::answer_heartbeats(&mut s, &outs);
+        }
+        assert_eq!(s.assoc().paths()[1].remote, alt);
+        (s, alt)
+    };
+    let a = s.remote;
+    let full = s.assoc().paths()[0].mtu - braid_wire::COMMON_HEADER_LEN - 16 - 12;
+    for i in 0..16u8 {
+        s.app_send(0, &vec![i; full]);
+    }
+    let outs = s.take_sent();
+    let on_a = tsns_to(&outs, a);
+    let on_b = tsns_to(&outs, b);
+    assert!(on_a.len() >= 4 && on_b.len() >= 4, "{on_a:?} {on_b:?}");
+    let orig_a: Timestamp = outs.iter().find(|o| o.remote == a).unwrap().get().unwrap();
+    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    let cum = s.ep_tsn(0).wrapping_sub(1);
+    // B's first chunk is lost, its others arrive one by one; A's are all still on the way.
+    let lost = on_b[0];
+    let mut acked = Vec::new();
+    let mut rtx = None;
+    for &t in &on_b[1..] {
+        acked.push(t);
+        s.advance(Duration::from_millis(10));
+        let p = s.to_ep(vec![ts(orig_a.value), sack_dac(cum, 1 << 20, &acked, 0)]);
+        s.inject_from(b, &p);
+        for o in s.take_sent() {
+            if o.tsns().contains(&lost) {
+                rtx = Some(o);
+            }
+        }
+        if rtx.is_some() {
+            break;
+        }
+    }
+    let rtx = rtx.expect("no fast retransmit of B's lost chunk");
+    let _: Timestamp = rtx.get().unwrap();
+    // The retransmission arrives above the hole; then A's originals fill it: the cover ack
+    // echoes A's original timestamp (older than the retransmission's).
+    s.advance(Duration::from_millis(10));
+    let top = *on_a.iter().chain(&on_b).max().unwrap();
+    let p = s.to_ep(vec![ts(orig_a.value), sack_dac(top, 1 << 20, &[], 0)]);
+    s.inject_from(a, &p);
+    assert_eq!(
+        s.assoc().stats().spurious_fast_retransmits,
+        0,
+        "a needed retransmission called spurious"
+    );
+}

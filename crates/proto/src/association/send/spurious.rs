@@ -224,6 +224,7 @@ impl Association {
         tsval: u32,
         fast: bool,
     ) {
+        let outstanding = &self.tx.outstanding;
         let Some(e) = self.paths[lost_on.0 as usize].spurious.last_mut() else {
             return;
         };
@@ -234,6 +235,22 @@ impl Association {
         // retransmission alone would undo the recovery it really needed.
         if (first || fast) && e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
             e.max_retransmit = Some(tsn);
+            // The echo rule (RFC 7323 §4.3) takes a packet's TSval only at the left edge of
+            // the peer's window. A chunk below this one that may still fill a hole there
+            // with an older TSval — an original still in flight (CMT, another path), or an
+            // abandoned one the FORWARD-TSN will skip — would make the cover ack echo an
+            // older timestamp though this retransmission was needed: Eifel cannot decide.
+            let hole = outstanding
+                .iter()
+                .take_while(|s| tsn_lt(s.tsn, tsn))
+                .any(|s| match s.state {
+                    ChunkState::InFlight => s.tx_count <= 1,
+                    ChunkState::Abandoned => true,
+                    _ => false,
+                });
+            if hole {
+                e.eifel_open = false;
+            }
         }
         if !e.dup_open {
             return;
