@@ -333,3 +333,226 @@ fn only_a_cover_ack_decides_and_its_echo_says_which_copy_arrived() {
         "the originals all arrived: spurious"
     );
 }
+
+/// RFC 3708 §3: a TSN sent three times (original and two retransmissions) was spurious only
+/// if two duplicate reports came back. The original was lost, both T3 retransmissions
+/// arrived: one duplicate report, and the first timeout was needed.
+#[test]
+fn one_duplicate_report_does_not_cover_two_retransmissions() {
+    use braid_wire::Chunk;
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::DupTsn,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.establish_passive();
+    s.app_send(0, b"lost, then sent twice");
+    let first = s.expect();
+    let tsn = first.tsns()[0];
+    // The original is lost: T3 expires twice and the chunk goes twice more.
+    let r1 = s.expect();
+    assert_eq!(r1.tsns(), vec![tsn]);
+    let r2 = s.expect();
+    assert_eq!(r2.tsns(), vec![tsn]);
+    // Both retransmissions arrived: one duplicate.
+    let mut ack = sack(tsn, 1 << 20, &[]);
+    if let Chunk::Sack(x) = &mut ack {
+        x.dup_tsns = vec![tsn];
+    }
+    s.send_chunks(vec![ack]);
+    assert_eq!(
+        s.assoc().stats().spurious_timeouts,
+        0,
+        "a needed retransmission called spurious"
+    );
+}
+
+/// Fig. 6 step 2 keeps MaxRetransmit the highest TSN retransmitted: a second chunk
+/// fast-retransmitted in the same fast recovery was really lost, so the cover ack for the
+/// first retransmission alone (the reordered original arrived) must not undo the recovery's
+/// window cut.
+#[test]
+fn a_loss_fast_retransmitted_later_in_the_recovery_is_not_masked() {
+    use braid_wire::{Chunk, RawChunk};
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelTimestamp,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }];
+    s.establish_passive();
+    let now = s.now;
+    for i in 0..8u8 {
+        let m = bytes::Bytes::from(vec![i; 100]);
+        s.assoc_mut().send(now, 0, m, Default::default()).unwrap();
+    }
+    s.flush();
+    let first = s.expect();
+    let tsns = first.tsns();
+    assert_eq!(tsns.len(), 8, "{}", first.describe());
+    let original: Timestamp = first.get().unwrap();
+    let base = tsns[0];
+    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    // TSN base is only late, base+2 is lost; the others arrive.
+    let cum = base.wrapping_sub(1);
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![ts(original.value), sack(cum, 1 << 20, &[(2, 2)])]);
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![
+        ts(original.value),
+        sack(cum, 1 << 20, &[(2, 2), (4, 4)]),
+    ]);
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![
+        ts(original.value),
+        sack(cum, 1 << 20, &[(2, 2), (4, 5)]),
+    ]);
+    let r1 = s.expect();
+    assert_eq!(r1.tsns(), vec![base], "{}", r1.describe());
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![
+        ts(original.value),
+        sack(cum, 1 << 20, &[(2, 2), (4, 6)]),
+    ]);
+    let r3 = s.expect();
+    assert_eq!(r3.tsns(), vec![base + 2], "{}", r3.describe());
+    // The late original of `base` arrives: the cum ack passes it, with its timestamp, but
+    // base+2 is still missing.
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![ts(original.value), sack(base + 1, 1 << 20, &[(2, 5)])]);
+    // Then the retransmission of base+2 fills the hole.
+    let r3ts: Timestamp = r3.get().unwrap();
+    s.advance(Duration::from_millis(10));
+    s.send_chunks(vec![ts(r3ts.value), sack(base + 7, 1 << 20, &[])]);
+    assert_eq!(
+        s.assoc().stats().spurious_fast_retransmits,
+        0,
+        "a recovery with a real loss undone"
+    );
+}
+
+/// PR-SCTP (RFC 3758): a chunk whose original and retransmission were both lost is
+/// abandoned, and the FORWARD-TSN moves the peer's cumulative ack past it. That SACK is a
+/// cover ack without the retransmit bit, yet no copy arrived: nothing was spurious.
+#[test]
+fn an_abandoned_retransmission_is_not_called_spurious() {
+    use braid_wire::chunk::ForwardTsn;
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelRbit,
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![
+        Param::EifelSupported {
+            timestamp: false,
+            retransmit_bit: true,
+        },
+        Param::ForwardTsnSupported,
+    ];
+    s.establish_passive();
+    let now = s.now;
+    let opts = braid_proto::SendOptions {
+        lifetime: Some(Duration::from_millis(2500)),
+        ..Default::default()
+    };
+    let m = bytes::Bytes::from_static(b"short-lived");
+    s.assoc_mut().send(now, 0, m, opts).unwrap();
+    s.flush();
+    let first = s.expect();
+    let tsn = first.tsns()[0];
+    // The original and the T3 retransmission are lost; the message expires.
+    let r = s.expect();
+    assert_eq!(r.tsns(), vec![tsn], "{}", r.describe());
+    let fwd = loop {
+        let o = s.expect();
+        if o.has::<ForwardTsn>() {
+            break o;
+        }
+    };
+    assert_eq!(fwd.get::<ForwardTsn>().unwrap().new_cum_tsn, tsn);
+    s.send_chunks(vec![sack(tsn, 1 << 20, &[])]);
+    assert_eq!(
+        s.assoc().stats().spurious_timeouts,
+        0,
+        "an abandoned chunk's loss called spurious"
+    );
+}
+
+/// CMT: path A's chunks are slow, path B's first chunk is lost and fast-retransmitted (SFR:
+/// only B's acks count). The retransmission reaches the peer above a hole (A's chunks), so
+/// RFC 7323's echo rule does not take its timestamp; when A's originals fill the hole, the
+/// cover ack echoes their older timestamp although the retransmission was needed. Eifel
+/// cannot decide such an episode.
+#[test]
+fn a_retransmission_above_an_older_hole_is_not_called_spurious() {
+    use braid_proto::CmtConfig;
+    use braid_wire::{Chunk, RawChunk};
+    use common::multihome::{sack_dac, tsns_to};
+    let cfg = AssociationConfig {
+        spurious_detection: SpuriousDetection::EifelTimestamp,
+        cmt: Some(CmtConfig::default()),
+        ..quiet_config()
+    };
+    let mut s = Script::server_with(cfg, 4);
+    s.init_params = vec![Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }];
+    // common::multihome::two_confirmed_paths, with the peer's Eifel-Supported.
+    let (mut s, b) = {
+        let alt: std::net::SocketAddr = common::multihome::ALT.parse().unwrap();
+        common::multihome::establish_multihomed(&mut s, &[alt.ip()]);
+        for _ in 0..50 {
+            let outs = s.collect_until(s.t() + Duration::from_millis(100));
+            common::multihome::answer_heartbeats(&mut s, &outs);
+        }
+        assert_eq!(s.assoc().paths()[1].remote, alt);
+        (s, alt)
+    };
+    let a = s.remote;
+    let full = s.assoc().paths()[0].mtu - braid_wire::COMMON_HEADER_LEN - 16 - 12;
+    for i in 0..16u8 {
+        s.app_send(0, &vec![i; full]);
+    }
+    let outs = s.take_sent();
+    let on_a = tsns_to(&outs, a);
+    let on_b = tsns_to(&outs, b);
+    assert!(on_a.len() >= 4 && on_b.len() >= 4, "{on_a:?} {on_b:?}");
+    let orig_a: Timestamp = outs.iter().find(|o| o.remote == a).unwrap().get().unwrap();
+    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    let cum = s.ep_tsn(0).wrapping_sub(1);
+    // B's first chunk is lost, its others arrive one by one; A's are all still on the way.
+    let lost = on_b[0];
+    let mut acked = Vec::new();
+    let mut rtx = None;
+    for &t in &on_b[1..] {
+        acked.push(t);
+        s.advance(Duration::from_millis(10));
+        let p = s.to_ep(vec![ts(orig_a.value), sack_dac(cum, 1 << 20, &acked, 0)]);
+        s.inject_from(b, &p);
+        for o in s.take_sent() {
+            if o.tsns().contains(&lost) {
+                rtx = Some(o);
+            }
+        }
+        if rtx.is_some() {
+            break;
+        }
+    }
+    let rtx = rtx.expect("no fast retransmit of B's lost chunk");
+    let _: Timestamp = rtx.get().unwrap();
+    // The retransmission arrives above the hole; then A's originals fill it: the cover ack
+    // echoes A's original timestamp (older than the retransmission's).
+    s.advance(Duration::from_millis(10));
+    let top = *on_a.iter().chain(&on_b).max().unwrap();
+    let p = s.to_ep(vec![ts(orig_a.value), sack_dac(top, 1 << 20, &[], 0)]);
+    s.inject_from(a, &p);
+    assert_eq!(
+        s.assoc().stats().spurious_fast_retransmits,
+        0,
+        "a needed retransmission called spurious"
+    );
+}

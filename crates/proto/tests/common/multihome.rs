@@ -48,7 +48,11 @@ pub fn two_confirmed_paths(cfg: AssociationConfig, seed: u64) -> (Script, Socket
 /// one it sent from. Heartbeats to the extra addresses are not answered.
 pub fn establish_multihomed(s: &mut Script, extra: &[std::net::IpAddr]) {
     s.other_peer_ips.extend_from_slice(extra);
-    let params = extra.iter().map(|a| Param::from_address(*a)).collect();
+    let params = extra
+        .iter()
+        .map(|a| Param::from_address(*a))
+        .chain(s.init_params.iter().cloned())
+        .collect();
     let p = s.init_packet(s.init_chunk(params));
     s.inject(&p);
     let ack: InitAck = s.expect_chunk();

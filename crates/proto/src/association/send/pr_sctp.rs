@@ -40,8 +40,10 @@ impl Association {
             s.set_state(ChunkState::Abandoned, &mut self.paths, &mut tx.tally);
             s.leave_buffer(&mut self.paths);
             let len = s.data.len();
+            let tsn = s.tsn;
             tx.outstanding_bytes -= len;
             tx.release(stream, len, &mut events);
+            self.spurious_on_abandon(tsn);
         }
         self.events = events;
         // A message cut in the middle of its fragmentation keeps sending its other fragments

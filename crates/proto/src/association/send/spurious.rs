@@ -88,13 +88,26 @@ pub(crate) struct Episode {
     timeouts: u32,
     /// Chunks fast-retransmitted in the episode (one fast recovery may retransmit several).
     fast_retransmits: u32,
-    /// Retransmitted TSNs, and whether a duplicate report came for each (RFC 3708's list).
-    retransmitted: Vec<(u32, bool)>,
+    /// Retransmitted TSNs (RFC 3708's list), each with how many times the episode sent it
+    /// again and how many duplicate reports came for it.
+    retransmitted: Vec<Tracked>,
+}
+
+/// A TSN the episode retransmitted (RFC 3708 §3).
+#[derive(Debug, Clone, Copy)]
+struct Tracked {
+    tsn: u32,
+    /// Retransmissions of it in the episode.
+    sent: u16,
+    /// Duplicate reports of it since its first retransmission.
+    dups: u16,
 }
 
 impl Episode {
+    /// Every retransmission came back as a duplicate: a TSN sent n times more needs n
+    /// reports (RFC 3708 §3), else one copy was needed.
     fn all_reported_duplicate(&self) -> bool {
-        !self.retransmitted.is_empty() && self.retransmitted.iter().all(|&(_, d)| d)
+        !self.retransmitted.is_empty() && self.retransmitted.iter().all(|t| t.dups >= t.sent)
     }
 }
 
@@ -196,8 +209,9 @@ impl Association {
     /// A chunk lost on `lost_on` is retransmitted with TSN `tsn` in a packet whose TSval is
     /// `tsval` (Fig. 6 steps 1(b) and 2).
     ///
-    /// MaxRetransmit counts only the retransmissions sent with the first one (the packets
-    /// of that instant, which share its TSval): the cover ack exists so that a chunk bundled
+    /// MaxRetransmit counts the retransmissions sent with the first one (the packets of
+    /// that instant, which share its TSval) and later fast retransmits, but not the
+    /// Go-Back-N of a timeout's marks: the cover ack exists so that a chunk bundled
     /// with a spurious retransmission is not masked (Fig. 5). Raising it with every later
     /// Go-Back-N retransmission, as a literal reading of step 2's loop would, means that
     /// when the originals' acks open the alternate path's window (Fig. 3) each of them sends
@@ -210,24 +224,60 @@ impl Association {
         tsval: u32,
         fast: bool,
     ) {
+        let outstanding = &self.tx.outstanding;
         let Some(e) = self.paths[lost_on.0 as usize].spurious.last_mut() else {
             return;
         };
         e.fast_retransmits += u32::from(fast);
         let first = *e.retransmit_ts.get_or_insert(tsval) == tsval;
-        if first && e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
+        // A chunk fast-retransmitted later in the episode had three miss indications of its
+        // own: step 2's loop raises MaxRetransmit for it, or a cover ack for the first
+        // retransmission alone would undo the recovery it really needed.
+        if (first || fast) && e.max_retransmit.is_none_or(|m| tsn_gt(tsn, m)) {
             e.max_retransmit = Some(tsn);
+            // The echo rule (RFC 7323 §4.3) takes a packet's TSval only at the left edge of
+            // the peer's window. A chunk below this one that may still fill a hole there
+            // with an older TSval — an original still in flight (CMT, another path), or an
+            // abandoned one the FORWARD-TSN will skip — would make the cover ack echo an
+            // older timestamp though this retransmission was needed: Eifel cannot decide.
+            let hole = outstanding
+                .iter()
+                .take_while(|s| tsn_lt(s.tsn, tsn))
+                .any(|s| match s.state {
+                    ChunkState::InFlight => s.tx_count <= 1,
+                    ChunkState::Abandoned => true,
+                    _ => false,
+                });
+            if hole {
+                e.eifel_open = false;
+            }
         }
         if !e.dup_open {
             return;
         }
-        if let Some(entry) = e.retransmitted.iter_mut().find(|(t, _)| *t == tsn) {
-            // Sent once more: its earlier duplicate report does not cover this copy.
-            entry.1 = false;
+        if let Some(t) = e.retransmitted.iter_mut().find(|t| t.tsn == tsn) {
+            // Sent once more: this copy needs a duplicate report of its own.
+            t.sent = t.sent.saturating_add(1);
         } else if e.retransmitted.len() < MAX_TRACKED {
-            e.retransmitted.push((tsn, false));
+            e.retransmitted.push(Tracked {
+                tsn,
+                sent: 1,
+                dups: 0,
+            });
         } else {
             e.dup_open = false;
+        }
+    }
+
+    /// PR-SCTP abandoned the chunk with TSN `tsn` (RFC 3758): the FORWARD-TSN, not a copy
+    /// of it, will move the peer's cumulative ack past it, so no cover ack at or above it
+    /// says which copy arrived (no retransmit bit, and an echo of whatever packet led).
+    /// Eifel gives up on the episodes it could cover; DupTSN reports still count.
+    pub(crate) fn spurious_on_abandon(&mut self, tsn: u32) {
+        for e in self.paths.iter_mut().flat_map(|p| p.spurious.iter_mut()) {
+            if e.max_retransmit.is_none_or(|m| !tsn_gt(tsn, m)) {
+                e.eifel_open = false;
+            }
         }
     }
 
@@ -237,10 +287,9 @@ impl Association {
             return;
         }
         for e in self.paths.iter_mut().flat_map(|p| p.spurious.iter_mut()) {
-            for (tsn, reported) in &mut e.retransmitted {
-                if dup_tsns.contains(tsn) {
-                    *reported = true;
-                }
+            for t in &mut e.retransmitted {
+                let n = dup_tsns.iter().filter(|&&d| d == t.tsn).count();
+                t.dups = t.dups.saturating_add(u16::try_from(n).unwrap_or(u16::MAX));
             }
         }
     }
