@@ -556,3 +556,38 @@ fn a_retransmission_above_an_older_hole_is_not_called_spurious() {
         "a needed retransmission called spurious"
     );
 }
+
+/// A restarted peer's clock starts afresh: the timestamp we echo must be its new one, not
+/// the old incarnation's, which a "never older" rule would otherwise keep for half the
+/// clock's range (and make every cover ack look spurious to it).
+#[test]
+fn a_peer_restart_starts_the_timestamp_echo_afresh() {
+    use braid_wire::chunk::{CookieAck, CookieEcho, InitAck};
+    use braid_wire::{Chunk, RawChunk};
+    use common::script::data;
+    let ts = |value: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value, echo: 0 }));
+    let mut s = Script::server_with(quiet_config(), 6);
+    s.init_params = vec![Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }];
+    s.establish_passive();
+    let p0 = s.peer_tsn(0);
+    s.send_chunks(vec![ts(2_000_000_000), data(p0, 0, 0, b"old peer")]);
+    let echoed: Timestamp = s.expect().get().unwrap();
+    assert_eq!(echoed.echo, 2_000_000_000);
+    // The peer restarts (RFC 9260 §5.2.4 A): a new INIT, then its COOKIE-ECHO.
+    s.peer_tag = 0x0e57_a127;
+    s.peer_initial_tsn = 70_000;
+    let init = s.init_packet(s.init_chunk(s.init_params.clone()));
+    s.inject(&init);
+    let ack: InitAck = s.expect().only();
+    s.ep_tag = ack.initiate_tag;
+    let cookie = ack.state_cookie().unwrap().clone();
+    s.send_chunks(vec![CookieEcho { cookie }.into()]);
+    s.expect().only::<CookieAck>();
+    let p0 = s.peer_tsn(0);
+    s.send_chunks(vec![ts(5), data(p0, 0, 0, b"new peer")]);
+    let echoed: Timestamp = s.expect().get().unwrap();
+    assert_eq!(echoed.echo, 5, "echoing the old incarnation's clock");
+}

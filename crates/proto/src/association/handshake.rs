@@ -109,6 +109,7 @@ impl Association {
         self.features = c.features;
         self.inbound_streams = c.inbound_streams;
         self.tsn_map = TsnMap::new(c.peer_initial_tsn, self.cfg.max_dup_tsns);
+        self.reset_echo();
         self.reasm = Reassembly::new(c.inbound_streams);
         self.tx.start(
             c.local_initial_tsn,
@@ -218,6 +219,7 @@ impl Association {
         self.features = peer.features;
         self.inbound_streams = self.cfg.max_inbound_streams.min(ack.outbound_streams);
         self.tsn_map = TsnMap::new(ack.initial_tsn, self.cfg.max_dup_tsns);
+        self.reset_echo();
         self.reasm = Reassembly::new(self.inbound_streams);
         let streams = self.cfg.outbound_streams.min(ack.inbound_streams);
         self.tx.start(

@@ -194,6 +194,14 @@ impl Association {
         }
     }
 
+    /// A new incarnation of the peer (restart, RFC 9260 §5.2.4 A) or of the association: the
+    /// timestamps and retransmit bit we echo were the old one's (004_*.txt Fig. 6).
+    pub(super) fn reset_echo(&mut self) {
+        self.sack.ts_recent = None;
+        self.sack.last_ack_cum = None;
+        self.sack.rbit = false;
+    }
+
     /// The TIMESTAMP chunk of a packet that carried DATA, first TSN `first_tsn` (RFC 7323
     /// §4.3 for SCTP): its TSval becomes the one we echo if the packet reached the left edge
     /// of the window (so a delayed SACK echoes the earliest unacknowledged packet's) and is

@@ -283,12 +283,17 @@ impl Association {
 
     /// A SACK's duplicate-TSN reports (Fig. 6 step 3(a): the list is updated first).
     pub(crate) fn spurious_note_duplicates(&mut self, dup_tsns: &[u32]) {
-        if dup_tsns.is_empty() {
+        if dup_tsns.is_empty() || self.paths.iter().all(|p| p.spurious.is_empty()) {
             return;
         }
+        // Sorted once, then one binary search per tracked TSN: a hostile SACK's long list
+        // costs O((d + t) log d), not O(d · t).
+        let mut sorted = dup_tsns.to_vec();
+        sorted.sort_unstable();
         for e in self.paths.iter_mut().flat_map(|p| p.spurious.iter_mut()) {
             for t in &mut e.retransmitted {
-                let n = dup_tsns.iter().filter(|&&d| d == t.tsn).count();
+                let from = sorted.partition_point(|&d| d < t.tsn);
+                let n = sorted[from..].partition_point(|&d| d == t.tsn);
                 t.dups = t.dups.saturating_add(u16::try_from(n).unwrap_or(u16::MAX));
             }
         }
