@@ -717,6 +717,21 @@ fn tables(md: &mut String, r: &Results) {
                 show(&sp, 0),
             );
         }
+        let _ = writeln!(
+            md,
+            "\nThe answer: without SFR, Eifel wins back {:.0} % of what CMT loses to \
+             reordering across the paths and DupTSN {:.0} %; Split Fast Retransmit, which \
+             avoids the miss indications in the first place, is what wins it back. Eifel can \
+             decide few of CMT's fast retransmits: one sent while the other path's originals \
+             are still in flight reaches the receiver above a hole those originals fill, so \
+             the cover ack echoes their older timestamp whether or not the retransmission was \
+             needed, and the core gives up on such an episode rather than undo a needed cut \
+             (`send/spurious.rs`). DupTSN decides them after the duplicate reports come back, \
+             and every window it restores is cut again by the next reordering across the \
+             paths.",
+            spurious::cmt_recovered(r, "eifel-timestamp") * 100.0,
+            spurious::cmt_recovered(r, "duptsn") * 100.0,
+        );
     }
 }
 
