@@ -1,0 +1,919 @@
+//! dcsctp-peer: an SCTP-over-UDP interop peer built on Google's dcSCTP (the sans-IO `dcsctp`
+//! crate). Every SCTP packet dcSCTP produces is sent as the payload of one UDP datagram on one
+//! socket (RFC 6951 framing, no DTLS), every datagram received from the peer is handed to it.
+//!
+//! Same command line, message format (`../FORMAT.md`) and JSON summary as the other interop
+//! peers (`../README.md`):
+//!
+//! ```text
+//! dcsctp-peer server --listen ADDR [--echo|--discard] [--verify] [--idata] [--timeout S]
+//! dcsctp-peer client --connect ADDR --bytes N --streams K [--msg-size M] [--unordered]
+//!                    [--verify] [--idata] [--timeout S]
+//! ```
+//!
+//! The program drives dcSCTP the way its API asks for: `handle_input` for each received packet,
+//! `advance_time` with a monotonic clock (its `SocketTime` counts from the socket's creation),
+//! `poll_timeout` for how long to wait in `recv`, `poll_event` for the packets to send and the
+//! state changes, `get_next_message` for received messages and `send` to queue messages.
+
+use dcsctp::api::{
+    DcSctpSocket, Message, Options, PpId, SendOptions, SocketEvent, SocketTime, StreamId,
+};
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Message header length (FORMAT.md).
+const HDR_LEN: usize = 20;
+/// Header flag: last message of this stream in this run.
+const FLAG_LAST: u8 = 0x01;
+/// Header flag: sent with the U bit.
+const FLAG_UNORDERED: u8 = 0x02;
+/// Format version carried in every header.
+const FORMAT_VERSION: u8 = 1;
+/// Largest message size a run may use (FORMAT.md).
+const MAX_MSG_SIZE: usize = 65536;
+/// The payload pattern's modulus (FORMAT.md).
+const PATTERN_MOD: usize = 251;
+/// Every message is sent with PPID 53, WebRTC Binary.
+const PPID_BINARY: PpId = PpId(53);
+/// Default SCTP port on the wire (the other peers' default too).
+const DEFAULT_SCTP_PORT: u16 = 5001;
+/// The client (and an echoing server) queues at most this many bytes in dcSCTP's send queue
+/// (its default limit is 2 000 000 bytes, `Options::max_send_buffer_size`).
+const SEND_HIGH_WATER: usize = 1 << 20;
+/// Upper bound on one wait for a datagram, so deadlines are checked regularly.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+/// At most this many datagrams are fed to dcSCTP before its events are processed.
+const MAX_BATCH: usize = 256;
+
+// ------------------------------------------------------------------ command line
+
+/// The parsed command line.
+struct Args {
+    server: bool,
+    addr: String,
+    bytes: u64,
+    streams: usize,
+    msg_size: usize,
+    timeout: Duration,
+    unordered: bool,
+    verify: bool,
+    echo: bool,
+    idata: bool,
+    sctp_port: u16,
+    peer_sctp_port: Option<u16>,
+    mtu: Option<usize>,
+    debug: bool,
+}
+
+const USAGE: &str = "usage:
+  dcsctp-peer server --listen ADDR [--echo|--discard] [--verify] [common flags]
+  dcsctp-peer client --connect ADDR --bytes N --streams K [--msg-size M] [--unordered]
+                     [--verify] [--peer-sctp-port P] [common flags]
+common flags: --timeout SECONDS (120) --sctp-port P (5001) --idata (offer I-DATA, RFC 8260)
+              --mtu BYTES (dcSCTP's default 1191) --debug (dcSCTP's packet log on stderr)";
+
+/// Parses a size with an optional unit: B, K/KiB, M/MiB, G/GiB (powers of 2), KB, MB, GB.
+fn parse_size(s: &str) -> Result<u64, String> {
+    const UNITS: [(&str, f64); 10] = [
+        ("GiB", (1u64 << 30) as f64),
+        ("MiB", (1u64 << 20) as f64),
+        ("KiB", 1024.0),
+        ("GB", 1e9),
+        ("MB", 1e6),
+        ("KB", 1e3),
+        ("G", (1u64 << 30) as f64),
+        ("M", (1u64 << 20) as f64),
+        ("K", 1024.0),
+        ("B", 1.0),
+    ];
+    let bad = || format!("bad size {s:?}");
+    for (suffix, mul) in UNITS {
+        if let Some(num) = s.strip_suffix(suffix) {
+            let f: f64 = num.trim().parse().map_err(|_| bad())?;
+            return Ok((f * mul) as u64);
+        }
+    }
+    s.parse().map_err(|_| bad())
+}
+
+fn parse_args(argv: &[String]) -> Result<Args, String> {
+    let server = match argv.first().map(String::as_str) {
+        Some("server") => true,
+        Some("client") => false,
+        _ => return Err("the mode must be server or client".into()),
+    };
+    let mut a = Args {
+        server,
+        addr: "127.0.0.1:5001".into(),
+        bytes: 10 << 20,
+        streams: 1,
+        msg_size: 1200,
+        timeout: Duration::from_secs(120),
+        unordered: false,
+        verify: false,
+        echo: false,
+        idata: false,
+        sctp_port: DEFAULT_SCTP_PORT,
+        peer_sctp_port: None,
+        mtu: None,
+        debug: false,
+    };
+    let mut it = argv[1..].iter();
+    while let Some(flag) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        let num = |v: String| -> Result<u64, String> {
+            v.parse().map_err(|_| format!("{flag}: bad number {v:?}"))
+        };
+        match flag.as_str() {
+            "--listen" if server => a.addr = value()?,
+            "--connect" if !server => a.addr = value()?,
+            "--bytes" if !server => a.bytes = parse_size(&value()?)?,
+            "--streams" if !server => a.streams = num(value()?)? as usize,
+            "--msg-size" if !server => a.msg_size = num(value()?)? as usize,
+            "--unordered" if !server => a.unordered = true,
+            "--peer-sctp-port" if !server => a.peer_sctp_port = Some(num(value()?)? as u16),
+            "--echo" if server => a.echo = true,
+            "--discard" if server => a.echo = false,
+            "--verify" => a.verify = true,
+            "--idata" => a.idata = true,
+            "--debug" => a.debug = true,
+            "--sctp-port" => a.sctp_port = num(value()?)? as u16,
+            "--mtu" => a.mtu = Some(num(value()?)? as usize),
+            "--timeout" => {
+                let v = value()?;
+                let secs: f64 = v
+                    .parse()
+                    .map_err(|_| format!("--timeout: bad number {v:?}"))?;
+                a.timeout = Duration::from_secs_f64(secs.max(0.0));
+            }
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    Ok(a)
+}
+
+// ------------------------------------------------------------------ message format
+
+/// `base[j] = j mod 251`, long enough for the payload of any message.
+fn pattern_base() -> Vec<u8> {
+    (0..PATTERN_MOD + MAX_MSG_SIZE)
+        .map(|j| (j % PATTERN_MOD) as u8)
+        .collect()
+}
+
+/// Where the payload of message `seq` on `stream` starts in the pattern.
+fn pattern_start(stream: u16, seq: u64) -> usize {
+    ((13 * (seq % PATTERN_MOD as u64) + 7 * u64::from(stream)) % PATTERN_MOD as u64) as usize
+}
+
+/// Builds one message of `len` bytes (`len >= HDR_LEN`).
+fn build_message(
+    base: &[u8],
+    len: usize,
+    stream: u16,
+    seq: u64,
+    flags: u8,
+    nstreams: u16,
+) -> Vec<u8> {
+    let mut m = Vec::with_capacity(len);
+    m.extend_from_slice(&stream.to_be_bytes());
+    m.push(flags);
+    m.push(FORMAT_VERSION);
+    m.extend_from_slice(&(len as u32).to_be_bytes());
+    m.extend_from_slice(&seq.to_be_bytes());
+    m.extend_from_slice(&nstreams.to_be_bytes());
+    m.extend_from_slice(&[0, 0]);
+    let start = pattern_start(stream, seq);
+    m.extend_from_slice(&base[start..start + len - HDR_LEN]);
+    m
+}
+
+/// What a verifying receiver knows about one stream.
+#[derive(Default)]
+struct StreamCheck {
+    /// Ordered: the next expected seq.
+    next: u64,
+    /// Unordered: the seqs received so far.
+    seen: Vec<bool>,
+    /// Messages received.
+    count: u64,
+    /// The seq of the `LAST` message, once received.
+    last: Option<u64>,
+}
+
+/// Checks received messages against FORMAT.md; keeps the first error.
+struct Verifier {
+    base: Vec<u8>,
+    streams: BTreeMap<u16, StreamCheck>,
+    nstreams: Option<u16>,
+    error: Option<String>,
+}
+
+impl Verifier {
+    fn new() -> Self {
+        Verifier {
+            base: pattern_base(),
+            streams: BTreeMap::new(),
+            nstreams: None,
+            error: None,
+        }
+    }
+
+    /// Checks one message received on stream `sid`; the first failure sticks.
+    fn check(&mut self, sid: u16, m: &[u8]) {
+        if self.error.is_none()
+            && let Err(e) = self.check_one(sid, m)
+        {
+            self.error = Some(e);
+        }
+    }
+
+    fn check_one(&mut self, sid: u16, m: &[u8]) -> Result<(), String> {
+        if m.len() < HDR_LEN {
+            return Err(format!("stream {sid}: short message ({} bytes)", m.len()));
+        }
+        let be16 = |o: usize| u16::from_be_bytes([m[o], m[o + 1]]);
+        let stream = be16(0);
+        let flags = m[2];
+        let length = u32::from_be_bytes([m[4], m[5], m[6], m[7]]) as usize;
+        let seq = u64::from_be_bytes(m[8..16].try_into().expect("8 bytes"));
+        let nstreams = be16(16);
+        if m[3] != FORMAT_VERSION || be16(18) != 0 || flags & !(FLAG_LAST | FLAG_UNORDERED) != 0 {
+            return Err(format!("stream {sid}: bad header {:02x?}", &m[..HDR_LEN]));
+        }
+        if stream != sid {
+            return Err(format!(
+                "message for stream {stream} arrived on stream {sid}"
+            ));
+        }
+        if length != m.len() {
+            return Err(format!(
+                "stream {sid} seq {seq}: length field {length}, message {} bytes",
+                m.len()
+            ));
+        }
+        match self.nstreams {
+            None => self.nstreams = Some(nstreams),
+            Some(n) if n != nstreams => {
+                return Err(format!(
+                    "stream {sid} seq {seq}: nstreams {nstreams}, expected {n}"
+                ));
+            }
+            Some(_) => {}
+        }
+        if sid >= nstreams {
+            return Err(format!("stream {sid} >= nstreams {nstreams}"));
+        }
+        let start = pattern_start(stream, seq);
+        let want = &self.base[start..start + m.len() - HDR_LEN];
+        if let Some(i) = want.iter().zip(&m[HDR_LEN..]).position(|(w, g)| w != g) {
+            return Err(format!(
+                "stream {sid} seq {seq}: payload byte {i} is {}, want {}",
+                m[HDR_LEN + i],
+                want[i]
+            ));
+        }
+        let st = self.streams.entry(sid).or_default();
+        if flags & FLAG_UNORDERED == 0 {
+            if seq != st.next {
+                return Err(format!(
+                    "stream {sid}: ordered seq {seq}, expected {}",
+                    st.next
+                ));
+            }
+            st.next += 1;
+        } else {
+            let i =
+                usize::try_from(seq).map_err(|_| format!("stream {sid}: seq {seq} too large"))?;
+            if st.seen.len() <= i {
+                st.seen.resize(i + 1024, false);
+            }
+            if st.seen[i] {
+                return Err(format!("stream {sid}: duplicate seq {seq}"));
+            }
+            st.seen[i] = true;
+        }
+        if let Some(last) = st.last
+            && seq > last
+        {
+            return Err(format!("stream {sid}: seq {seq} after LAST {last}"));
+        }
+        st.count += 1;
+        if flags & FLAG_LAST != 0 {
+            if st.last.is_some() {
+                return Err(format!("stream {sid}: second LAST"));
+            }
+            st.last = Some(seq);
+        }
+        Ok(())
+    }
+
+    /// Every stream `0..nstreams` has its `LAST` and every seq up to it exactly once.
+    fn complete(&self) -> bool {
+        let Some(n) = self.nstreams else { return false };
+        self.error.is_none()
+            && self.streams.len() == usize::from(n)
+            && self
+                .streams
+                .values()
+                .all(|st| st.last.is_some_and(|last| st.count == last + 1))
+    }
+
+    /// Ok when complete, else what is wrong or missing.
+    fn result(&self) -> Result<(), String> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        if self.complete() {
+            return Ok(());
+        }
+        let Some(n) = self.nstreams else {
+            return Err("incomplete: no message received".into());
+        };
+        let missing: Vec<String> = (0..n)
+            .filter_map(|i| match self.streams.get(&i) {
+                None => Some(format!("stream {i}: nothing")),
+                Some(st) => match st.last {
+                    None => Some(format!("stream {i}: no LAST after {} msgs", st.count)),
+                    Some(last) if st.count != last + 1 => {
+                        Some(format!("stream {i}: {} of {} msgs", st.count, last + 1))
+                    }
+                    Some(_) => None,
+                },
+            })
+            .collect();
+        Err(format!("incomplete: {}", missing.join("; ")))
+    }
+}
+
+// ------------------------------------------------------------------ JSON summary
+
+/// The one-line JSON summary every interop peer prints (FORMAT.md).
+struct Summary {
+    role: &'static str,
+    mode: &'static str,
+    bytes_sent: u64,
+    msgs_sent: u64,
+    bytes_recv: u64,
+    msgs_recv: u64,
+    streams: usize,
+    unordered: bool,
+    elapsed_s: f64,
+    gbit_per_s: f64,
+}
+
+/// Quotes a string for JSON.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Prints the summary (`ok` iff `result` is Ok) and returns the exit status.
+fn finish(s: &Summary, result: Result<(), String>) -> ExitCode {
+    let error = result.as_ref().err().cloned().unwrap_or_default();
+    println!(
+        "{{\"peer\":\"dcsctp\",\"role\":\"{}\",\"ok\":{},\"mode\":\"{}\",\"bytes_sent\":{},\
+         \"msgs_sent\":{},\"bytes_recv\":{},\"msgs_recv\":{},\"streams\":{},\"unordered\":{},\
+         \"elapsed_s\":{:.6},\"gbit_per_s\":{:.6},\"error\":{}}}",
+        s.role,
+        result.is_ok(),
+        s.mode,
+        s.bytes_sent,
+        s.msgs_sent,
+        s.bytes_recv,
+        s.msgs_recv,
+        s.streams,
+        s.unordered,
+        s.elapsed_s,
+        s.gbit_per_s,
+        json_string(&error)
+    );
+    if result.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+// ------------------------------------------------------------------ the UDP driver
+
+/// `--debug`: dcSCTP logs (through the `log` facade) every packet it sends and receives as a
+/// hex dump, and its state changes; this prints them on stderr.
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        eprintln!("{} {}: {}", record.level(), record.target(), record.args());
+    }
+    fn flush(&self) {}
+}
+
+/// One dcSCTP socket, the UDP socket that carries its packets, and the peer's address.
+struct Driver {
+    sctp: Box<dyn DcSctpSocket>,
+    udp: UdpSocket,
+    peer: SocketAddr,
+    /// The socket's epoch: `SocketTime` counts from here.
+    epoch: Instant,
+    buf: Vec<u8>,
+    connected: bool,
+    closed: bool,
+    aborted: Option<String>,
+    debug: bool,
+}
+
+impl Driver {
+    fn new(options: &Options, udp: UdpSocket, peer: SocketAddr, debug: bool) -> Self {
+        Driver {
+            sctp: dcsctp::new_socket("dcsctp-peer", options),
+            udp,
+            peer,
+            // This program is a driver: it owns the clock it gives the sans-IO socket.
+            #[allow(clippy::disallowed_methods)]
+            epoch: Instant::now(),
+            buf: vec![0; 65536],
+            connected: false,
+            closed: false,
+            aborted: None,
+            debug,
+        }
+    }
+
+    fn now(&self) -> SocketTime {
+        SocketTime::zero() + self.epoch.elapsed()
+    }
+
+    /// Sends the packets dcSCTP queued and notes its state changes.
+    fn flush_events(&mut self) {
+        while let Some(ev) = self.sctp.poll_event() {
+            match ev {
+                SocketEvent::SendPacket(p) => {
+                    // A send error (e.g. the peer's port unreachable) is loss to SCTP.
+                    if let Err(e) = self.udp.send_to(&p, self.peer)
+                        && self.debug
+                    {
+                        eprintln!("dcsctp-peer: send: {e}");
+                    }
+                }
+                SocketEvent::OnConnected() => self.connected = true,
+                SocketEvent::OnClosed() => self.closed = true,
+                SocketEvent::OnAborted(kind, reason) => {
+                    self.aborted = Some(format!("association aborted: {kind:?}: {reason}"));
+                }
+                SocketEvent::OnConnectionRestarted() => {
+                    eprintln!("dcsctp-peer: the peer restarted the association");
+                }
+                SocketEvent::OnError(kind, reason) if self.debug => {
+                    eprintln!("dcsctp-peer: dcSCTP error {kind:?}: {reason}");
+                }
+                // Non-fatal errors (without --debug), buffered-amount, stream-reset and
+                // lifecycle events: this program does not use them.
+                _ => {}
+            }
+        }
+    }
+
+    /// Receives one datagram from the peer (others are dropped) within `wait`, or none.
+    fn recv(&mut self, wait: Option<Duration>) -> io::Result<Option<usize>> {
+        match wait {
+            Some(d) => {
+                self.udp.set_nonblocking(false)?;
+                self.udp.set_read_timeout(Some(d))?;
+            }
+            None => self.udp.set_nonblocking(true)?,
+        }
+        loop {
+            match self.udp.recv_from(&mut self.buf) {
+                Ok((n, from)) if from == self.peer => return Ok(Some(n)),
+                Ok(_) => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::ConnectionRefused
+                    ) =>
+                {
+                    return Ok(None);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Runs the timers, waits for datagrams until the next timer (at most `MAX_WAIT`), feeds
+    /// them to dcSCTP and sends what it answers.
+    fn pump(&mut self) -> io::Result<()> {
+        let now = self.now();
+        self.sctp.advance_time(now);
+        self.flush_events();
+        let next = self.sctp.poll_timeout();
+        let wait = if next > now {
+            (next - now).min(MAX_WAIT)
+        } else {
+            Duration::ZERO
+        };
+        // SO_RCVTIMEO cannot be zero (that means "forever"): poll without blocking instead.
+        let first = if wait >= Duration::from_micros(10) {
+            self.recv(Some(wait))?
+        } else {
+            self.recv(None)?
+        };
+        if let Some(n) = first {
+            self.sctp.handle_input(&self.buf[..n]);
+            for _ in 1..MAX_BATCH {
+                match self.recv(None)? {
+                    Some(n) => self.sctp.handle_input(&self.buf[..n]),
+                    None => break,
+                }
+            }
+        }
+        self.sctp.advance_time(self.now());
+        self.flush_events();
+        Ok(())
+    }
+}
+
+fn resolve(addr: &str) -> Result<SocketAddr, String> {
+    addr.to_socket_addrs()
+        .map_err(|e| format!("{addr}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{addr}: no address"))
+}
+
+/// dcSCTP's options for this run: its defaults, the SCTP ports, I-DATA on or off.
+fn options(args: &Args, local_port: u16, remote_port: u16) -> Options {
+    let mut o = Options {
+        local_port,
+        remote_port,
+        // Messages up to FORMAT.md's limit (dcSCTP's default is 256 KiB anyway).
+        max_message_size: MAX_MSG_SIZE.max(Options::default().max_message_size),
+        // RFC 8260 I-DATA: dcSCTP offers it (Supported Extensions lists I_DATA, I_FORWARD_TSN)
+        // and uses it only if the peer lists it too; off, it sends DATA.
+        enable_message_interleaving: args.idata,
+        ..Options::default()
+    };
+    if let Some(mtu) = args.mtu {
+        o.mtu = mtu;
+    }
+    o
+}
+
+/// Sum of what dcSCTP still holds in its send queue for `streams`.
+fn buffered(sctp: &dyn DcSctpSocket, streams: impl Iterator<Item = u16>) -> usize {
+    streams.map(|s| sctp.buffered_amount(StreamId(s))).sum()
+}
+
+// ------------------------------------------------------------------ server
+
+fn run_server(args: &Args) -> ExitCode {
+    let mode = match (args.echo, args.verify) {
+        (false, false) => "discard",
+        (false, true) => "verify",
+        (true, false) => "echo",
+        (true, true) => "echo+verify",
+    };
+    let mut sum = Summary {
+        role: "server",
+        mode,
+        bytes_sent: 0,
+        msgs_sent: 0,
+        bytes_recv: 0,
+        msgs_recv: 0,
+        streams: 0,
+        unordered: false,
+        elapsed_s: 0.0,
+        gbit_per_s: 0.0,
+    };
+    let result = serve(args, &mut sum);
+    finish(&sum, result)
+}
+
+fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
+    #[allow(clippy::disallowed_methods)] // the driver's own deadline
+    let deadline = Instant::now() + args.timeout;
+    let udp =
+        UdpSocket::bind(resolve(&args.addr)?).map_err(|e| format!("bind {}: {e}", args.addr))?;
+    eprintln!(
+        "dcsctp-peer (dcsctp {}) server listening on {}",
+        dcsctp::version(),
+        udp.local_addr().map_err(|e| e.to_string())?
+    );
+    // Lock onto the first sender; answer on the SCTP ports its first packet carries.
+    let mut buf = vec![0u8; 65536];
+    udp.set_read_timeout(Some(args.timeout.max(Duration::from_millis(1))))
+        .map_err(|e| e.to_string())?;
+    let (n, peer) = udp
+        .recv_from(&mut buf)
+        .map_err(|e| format!("timeout waiting for a peer ({e})"))?;
+    if n < 12 {
+        return Err(format!(
+            "first datagram from {peer} is not an SCTP packet ({n} bytes)"
+        ));
+    }
+    let src_port = u16::from_be_bytes([buf[0], buf[1]]);
+    let dst_port = u16::from_be_bytes([buf[2], buf[3]]);
+    if dst_port != args.sctp_port {
+        eprintln!(
+            "dcsctp-peer: warning: peer sent to SCTP port {dst_port}, not {}: answering on {dst_port}",
+            args.sctp_port
+        );
+    }
+    let mut d = Driver::new(&options(args, dst_port, src_port), udp, peer, args.debug);
+    d.sctp.handle_input(&buf[..n]);
+    d.flush_events();
+
+    let mut verifier = Verifier::new();
+    let mut echo_streams: BTreeMap<u16, ()> = BTreeMap::new();
+    let mut start = None;
+    let mut first_error: Option<String> = None;
+    loop {
+        #[allow(clippy::disallowed_methods)]
+        let now = Instant::now();
+        if now > deadline {
+            return Err(format!(
+                "timeout after {:?} (state {:?})",
+                args.timeout,
+                d.sctp.state()
+            ));
+        }
+        d.pump().map_err(|e| format!("udp: {e}"))?;
+        if start.is_none() && d.connected {
+            start = Some(now);
+        }
+        // Deliver; an echoing server takes messages only while its send queue has room, so
+        // a slow echo leaves them in dcSCTP's reassembly queue and closes the receive window.
+        let mut queued = if args.echo {
+            buffered(&*d.sctp, echo_streams.keys().copied())
+        } else {
+            0
+        };
+        while queued < SEND_HIGH_WATER {
+            let Some(m) = d.sctp.get_next_message() else {
+                break;
+            };
+            sum.msgs_recv += 1;
+            sum.bytes_recv += m.payload.len() as u64;
+            if args.verify {
+                verifier.check(m.stream_id.0, &m.payload);
+            }
+            if args.echo {
+                let len = m.payload.len();
+                echo_streams.insert(m.stream_id.0, ());
+                let echo = Message::new(m.stream_id, PPID_BINARY, m.payload);
+                match d.sctp.send(echo, &SendOptions::default()) {
+                    Ok(()) => {
+                        sum.msgs_sent += 1;
+                        sum.bytes_sent += len as u64;
+                        queued += len;
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert(format!("echo send: {e}"));
+                    }
+                }
+            } else {
+                echo_streams.insert(m.stream_id.0, ());
+            }
+        }
+        d.flush_events();
+        if let Some(e) = d.aborted.take() {
+            return Err(e);
+        }
+        if d.closed {
+            break;
+        }
+    }
+    #[allow(clippy::disallowed_methods)]
+    let elapsed = start.map_or(0.0, |s| s.elapsed().as_secs_f64());
+    sum.elapsed_s = elapsed;
+    if elapsed > 0.0 {
+        sum.gbit_per_s = sum.bytes_recv as f64 * 8.0 / elapsed / 1e9;
+    }
+    sum.streams = echo_streams.len();
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if args.verify {
+        verifier.result()?;
+        sum.streams = usize::from(verifier.nstreams.unwrap_or(0));
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ client
+
+fn run_client(args: &Args) -> ExitCode {
+    let mut sum = Summary {
+        role: "client",
+        mode: if args.verify { "echo+verify" } else { "send" },
+        bytes_sent: 0,
+        msgs_sent: 0,
+        bytes_recv: 0,
+        msgs_recv: 0,
+        streams: args.streams,
+        unordered: args.unordered,
+        elapsed_s: 0.0,
+        gbit_per_s: 0.0,
+    };
+    let result = send_run(args, &mut sum);
+    finish(&sum, result)
+}
+
+fn send_run(args: &Args, sum: &mut Summary) -> Result<(), String> {
+    if !(HDR_LEN..=MAX_MSG_SIZE).contains(&args.msg_size) {
+        return Err(format!("--msg-size must be in {HDR_LEN}..{MAX_MSG_SIZE}"));
+    }
+    if !(1..=65535).contains(&args.streams) {
+        return Err("--streams must be in 1..65535".into());
+    }
+    let msg_size = args.msg_size as u64;
+    let count = args.bytes.div_ceil(msg_size);
+    let k = args.streams as u64;
+    if count < k {
+        return Err(format!(
+            "{count} messages for {k} streams: every stream needs one"
+        ));
+    }
+    #[allow(clippy::disallowed_methods)] // the driver's own deadline
+    let deadline = Instant::now() + args.timeout;
+    let timed_out = || {
+        #[allow(clippy::disallowed_methods)]
+        let late = Instant::now() > deadline;
+        late
+    };
+    let peer = resolve(&args.addr)?;
+    let any: SocketAddr = if peer.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()
+    .expect("literal address");
+    let udp = UdpSocket::bind(any).map_err(|e| format!("bind: {e}"))?;
+    let peer_port = args.peer_sctp_port.unwrap_or(args.sctp_port);
+    let mut d = Driver::new(
+        &options(args, args.sctp_port, peer_port),
+        udp,
+        peer,
+        args.debug,
+    );
+    d.sctp.connect();
+    d.flush_events();
+    while !d.connected {
+        if let Some(e) = d.aborted.take() {
+            return Err(e);
+        }
+        if timed_out() {
+            return Err(format!("timeout connecting (state {:?})", d.sctp.state()));
+        }
+        d.pump().map_err(|e| format!("udp: {e}"))?;
+    }
+    if args.debug
+        && let Some(m) = d.sctp.get_metrics()
+    {
+        eprintln!(
+            "dcsctp-peer: connected, peer implementation {:?}, I-DATA {}, streams out {}",
+            m.peer_implementation,
+            m.uses_message_interleaving,
+            m.negotiated_maximum_outgoing_streams
+        );
+    }
+
+    let base = pattern_base();
+    let mut verifier = Verifier::new();
+    let send_options = SendOptions {
+        unordered: args.unordered,
+        ..SendOptions::default()
+    };
+    let unordered_flag = if args.unordered { FLAG_UNORDERED } else { 0 };
+    #[allow(clippy::disallowed_methods)]
+    let start = Instant::now();
+    let mut next: u64 = 0;
+    let mut acked = false;
+    loop {
+        if let Some(e) = d.aborted.take() {
+            return Err(e);
+        }
+        if timed_out() {
+            let outstanding = d.sctp.get_metrics().map_or(0, |m| m.unack_data_count);
+            return Err(if acked {
+                format!(
+                    "timeout waiting for the echo: {}",
+                    verifier.result().err().unwrap_or_default()
+                )
+            } else {
+                format!("timeout waiting for acks, {outstanding} chunks outstanding")
+            });
+        }
+        while let Some(m) = d.sctp.get_next_message() {
+            sum.msgs_recv += 1;
+            sum.bytes_recv += m.payload.len() as u64;
+            if args.verify {
+                verifier.check(m.stream_id.0, &m.payload);
+            }
+        }
+        // Keep up to SEND_HIGH_WATER bytes queued in dcSCTP.
+        if next < count {
+            let mut queued = buffered(&*d.sctp, 0..args.streams as u16);
+            while next < count && queued < SEND_HIGH_WATER {
+                let stream = (next % k) as u16;
+                let seq = next / k;
+                let len = if next == count - 1 {
+                    (args.bytes - (count - 1) * msg_size).max(HDR_LEN as u64)
+                } else {
+                    msg_size
+                } as usize;
+                let flags = unordered_flag | if next + k >= count { FLAG_LAST } else { 0 };
+                let payload = build_message(&base, len, stream, seq, flags, k as u16);
+                d.sctp
+                    .send(
+                        Message::new(StreamId(stream), PPID_BINARY, payload),
+                        &send_options,
+                    )
+                    .map_err(|e| format!("send stream {stream} seq {seq}: {e}"))?;
+                sum.msgs_sent += 1;
+                sum.bytes_sent += len as u64;
+                queued += len;
+                next += 1;
+            }
+            d.flush_events();
+        }
+        // Everything sent and acknowledged: dcSCTP counts queued and unacknowledged chunks.
+        if !acked
+            && next == count
+            && d.sctp
+                .get_metrics()
+                .is_some_and(|m| m.unack_data_count == 0)
+        {
+            acked = true;
+            sum.elapsed_s = start.elapsed().as_secs_f64();
+        }
+        if acked && (!args.verify || verifier.complete() || verifier.error.is_some()) {
+            break;
+        }
+        d.pump().map_err(|e| format!("udp: {e}"))?;
+    }
+    if args.verify {
+        sum.elapsed_s = start.elapsed().as_secs_f64();
+        verifier.result().map_err(|e| format!("echo verify: {e}"))?;
+    }
+    if sum.elapsed_s > 0.0 {
+        sum.gbit_per_s = sum.bytes_sent as f64 * 8.0 / sum.elapsed_s / 1e9;
+    }
+    // Graceful SHUTDOWN; OnClosed comes with the SHUTDOWN-COMPLETE dcSCTP sends.
+    d.sctp.shutdown();
+    d.flush_events();
+    while !d.closed {
+        if let Some(e) = d.aborted.take() {
+            return Err(format!("shutdown: {e}"));
+        }
+        if timed_out() {
+            return Err(format!("timeout in shutdown (state {:?})", d.sctp.state()));
+        }
+        d.pump().map_err(|e| format!("udp: {e}"))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = match parse_args(&argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("dcsctp-peer: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.debug {
+        // The only logger of this process; a second set_logger cannot happen.
+        let _ = log::set_logger(&StderrLog);
+        log::set_max_level(log::LevelFilter::Info);
+    }
+    if args.server {
+        run_server(&args)
+    } else {
+        run_client(&args)
+    }
+}
