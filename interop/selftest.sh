@@ -13,9 +13,10 @@
 #   PEERS="braid pion aiortc" interop/selftest.sh   # braid too (cargo build --release first)
 #   PEERS="braid pion aiortc" ONLY_WITH=braid interop/selftest.sh  # what CI runs
 #
-# Env: BYTES, STREAMS, PEERS, TIMEOUT (seconds per run), ONLY_WITH (run only the pairs one
-# side of which is this peer), BRAID (the braid binary, default target/release/braid),
-# KEEP_PCAPS (directory: keep the captures of failed runs there).
+# Env: BYTES, STREAMS, PEERS (of braid pion aiortc dcsctp), TIMEOUT (seconds per run),
+# ONLY_WITH (run only the pairs one side of which is this peer), BRAID (the braid binary,
+# default target/release/braid), KEEP_PCAPS (directory: keep the captures of failed runs
+# there), DCSCTP_IDATA (on: dcsctp-peer offers I-DATA).
 # Run interop/install.sh first.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,6 +34,7 @@ peer_cmd() {
 	pion) echo "$HERE/bin/pion-peer" ;;
 	aiortc) echo "$HERE/aiortc/.venv/bin/python $HERE/aiortc/peer.py" ;;
 	braid) echo "$HERE/braid-peer" ;;
+	dcsctp) echo "$HERE/bin/dcsctp-peer" ;;
 	esac
 }
 
@@ -49,6 +51,12 @@ run_pair() {
 	elif [ "$c" = braid ]; then
 		pcap="$WORK/run.pcap"
 		cflags="$cflags --pcap $pcap"
+	fi
+	# DCSCTP_IDATA=on: dcSCTP offers I-DATA (RFC 8260); it is used only if the other side
+	# lists I_DATA too (pion does; braid does not yet, so runs with braid stay on DATA).
+	if [ "${DCSCTP_IDATA:-off}" = on ]; then
+		[ "$s" = dcsctp ] && sflags="$sflags --idata"
+		[ "$c" = dcsctp ] && cflags="$cflags --idata"
 	fi
 	t0=$EPOCHREALTIME
 	$(peer_cmd "$s") server --listen "127.0.0.1:$port" --timeout "$TIMEOUT" $sflags \

@@ -48,6 +48,11 @@ const SEND_HIGH_WATER: usize = 1 << 20;
 const MAX_WAIT: Duration = Duration::from_millis(50);
 /// At most this many datagrams are fed to dcSCTP before its events are processed.
 const MAX_BATCH: usize = 256;
+/// Requested UDP socket buffer sizes (the kernel caps them at net.core.rmem_max/wmem_max).
+/// Linux's default receive buffer (212 992 bytes, about 90 loopback datagrams of 1.2 kB by
+/// their kernel memory footprint) overflows under a sender's burst, and every overflow is a
+/// loss SCTP has to repair; pion-peer asks for the same 8 MiB.
+const UDP_BUFFER: usize = 8 << 20;
 
 // ------------------------------------------------------------------ command line
 
@@ -556,6 +561,19 @@ impl Driver {
     }
 }
 
+/// A UDP socket bound to `addr`, with `UDP_BUFFER`-sized socket buffers (best effort).
+fn bind_udp(addr: SocketAddr) -> Result<UdpSocket, String> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))
+        .map_err(|e| format!("socket: {e}"))?;
+    // Best effort: a smaller buffer only means more drops under bursts.
+    let _ = sock.set_recv_buffer_size(UDP_BUFFER);
+    let _ = sock.set_send_buffer_size(UDP_BUFFER);
+    sock.bind(&addr.into())
+        .map_err(|e| format!("bind {addr}: {e}"))?;
+    Ok(sock.into())
+}
+
 fn resolve(addr: &str) -> Result<SocketAddr, String> {
     addr.to_socket_addrs()
         .map_err(|e| format!("{addr}: {e}"))?
@@ -614,8 +632,7 @@ fn run_server(args: &Args) -> ExitCode {
 fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
     #[allow(clippy::disallowed_methods)] // the driver's own deadline
     let deadline = Instant::now() + args.timeout;
-    let udp =
-        UdpSocket::bind(resolve(&args.addr)?).map_err(|e| format!("bind {}: {e}", args.addr))?;
+    let udp = bind_udp(resolve(&args.addr)?)?;
     eprintln!(
         "dcsctp-peer (dcsctp {}) server listening on {}",
         dcsctp::version(),
@@ -771,7 +788,7 @@ fn send_run(args: &Args, sum: &mut Summary) -> Result<(), String> {
     }
     .parse()
     .expect("literal address");
-    let udp = UdpSocket::bind(any).map_err(|e| format!("bind: {e}"))?;
+    let udp = bind_udp(any)?;
     let peer_port = args.peer_sctp_port.unwrap_or(args.sctp_port);
     let mut d = Driver::new(
         &options(args, args.sctp_port, peer_port),
