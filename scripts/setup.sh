@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what braid needs on a fresh Debian 12 machine: the pinned Rust toolchain (with
 # rustfmt and clippy), Wireshark's tshark for the independent-decoder cross-checks, and the
-# interop peers (interop/install.sh: pion-peer with Go, aiortc in a venv).
+# interop peers (interop/install.sh: pion-peer with Go, aiortc in a venv, dcsctp-peer with
+# cargo).
 # `--demo`: only what scripts/demo.sh uses (the toolchain and tshark), not the test setup.
 # Idempotent: does nothing that is already done.
 set -euo pipefail
@@ -52,7 +53,8 @@ if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
   apt_install parallel
 fi
 
-# Interop peers (interop/install.sh): Go for pion-peer, python3 with venv for aiortc.
+# Interop peers (interop/install.sh): Go for pion-peer, python3 with venv for aiortc (and
+# cargo, checked above, for dcsctp-peer).
 # The machine image ships Go in /usr/local/go; Debian 12's golang-go (1.19) is the fallback,
 # too old for pion's go.mod (go 1.24) but enough to report it.
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then

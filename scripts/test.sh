@@ -2,7 +2,7 @@
 # The test command of README.md: sets up the machine, runs every test of the workspace, the
 # failover test in network namespaces (scripts/netns-failover.sh), a simulation campaign
 # through GNU parallel merged byte-identical to one machine (scripts/campaign-parallel-test.sh), then
-# the interop matrix of braid against pion/sctp and aiortc (interop/selftest.sh: both
+# the interop matrix of braid against pion/sctp, aiortc and dcSCTP (interop/selftest.sh: both
 # directions, ordered and unordered, server-verify and echo + client-verify, 10 MiB over 4
 # streams, every capture checked by tshark).
 # BRAID_PROPTEST_CASES sets the number of cases of each property test (default 512).
@@ -16,7 +16,7 @@ cargo build --release -p braid-cli
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-parallel-test.sh
 # Failover on real sockets in network namespaces it creates (SKIP without root/netns).
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failover.sh
-BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc" ONLY_WITH=braid \
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc dcsctp" ONLY_WITH=braid \
   BYTES=10MiB STREAMS=4 bash interop/selftest.sh
 # braid ↔ braid with LS-SCTP on the wire (both offer it), tshark checking the captures.
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" BRAID_PEER_LS=on PEERS="braid" \

@@ -574,6 +574,24 @@ fn bind_udp(addr: SocketAddr) -> Result<UdpSocket, String> {
     Ok(sock.into())
 }
 
+/// One stderr line on what the association negotiated (whether I-DATA is in use shows whether
+/// the peer listed I_DATA too).
+fn report_association(sctp: &dyn DcSctpSocket) {
+    if let Some(m) = sctp.get_metrics() {
+        eprintln!(
+            "dcsctp-peer: association up: peer implementation {:?}, I-DATA {}, streams out/in {}/{}",
+            m.peer_implementation,
+            if m.uses_message_interleaving {
+                "on"
+            } else {
+                "off"
+            },
+            m.negotiated_maximum_outgoing_streams,
+            m.negotiated_maximum_incoming_streams
+        );
+    }
+}
+
 fn resolve(addr: &str) -> Result<SocketAddr, String> {
     addr.to_socket_addrs()
         .map_err(|e| format!("{addr}: {e}"))?
@@ -679,6 +697,7 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
         d.pump().map_err(|e| format!("udp: {e}"))?;
         if start.is_none() && d.connected {
             start = Some(now);
+            report_association(&*d.sctp);
         }
         // Deliver; an echoing server takes messages only while its send queue has room, so
         // a slow echo leaves them in dcSCTP's reassembly queue and closes the receive window.
@@ -807,16 +826,7 @@ fn send_run(args: &Args, sum: &mut Summary) -> Result<(), String> {
         }
         d.pump().map_err(|e| format!("udp: {e}"))?;
     }
-    if args.debug
-        && let Some(m) = d.sctp.get_metrics()
-    {
-        eprintln!(
-            "dcsctp-peer: connected, peer implementation {:?}, I-DATA {}, streams out {}",
-            m.peer_implementation,
-            m.uses_message_interleaving,
-            m.negotiated_maximum_outgoing_streams
-        );
-    }
+    report_association(&*d.sctp);
 
     let base = pattern_base();
     let mut verifier = Verifier::new();
