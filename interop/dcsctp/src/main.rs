@@ -19,7 +19,7 @@
 use dcsctp::api::{
     DcSctpSocket, Message, Options, PpId, SendOptions, SocketEvent, SocketTime, StreamId,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
@@ -681,7 +681,8 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
     d.flush_events();
 
     let mut verifier = Verifier::new();
-    let mut echo_streams: BTreeMap<u16, ()> = BTreeMap::new();
+    // Streams messages arrived on (an echoing server's send queue holds data on these).
+    let mut streams_seen: BTreeSet<u16> = BTreeSet::new();
     let mut start = None;
     let mut first_error: Option<String> = None;
     loop {
@@ -702,7 +703,7 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
         // Deliver; an echoing server takes messages only while its send queue has room, so
         // a slow echo leaves them in dcSCTP's reassembly queue and closes the receive window.
         let mut queued = if args.echo {
-            buffered(&*d.sctp, echo_streams.keys().copied())
+            buffered(&*d.sctp, streams_seen.iter().copied())
         } else {
             0
         };
@@ -712,12 +713,12 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
             };
             sum.msgs_recv += 1;
             sum.bytes_recv += m.payload.len() as u64;
+            streams_seen.insert(m.stream_id.0);
             if args.verify {
                 verifier.check(m.stream_id.0, &m.payload);
             }
             if args.echo {
                 let len = m.payload.len();
-                echo_streams.insert(m.stream_id.0, ());
                 let echo = Message::new(m.stream_id, PPID_BINARY, m.payload);
                 match d.sctp.send(echo, &SendOptions::default()) {
                     Ok(()) => {
@@ -729,8 +730,6 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
                         first_error.get_or_insert(format!("echo send: {e}"));
                     }
                 }
-            } else {
-                echo_streams.insert(m.stream_id.0, ());
             }
         }
         d.flush_events();
@@ -747,7 +746,7 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
     if elapsed > 0.0 {
         sum.gbit_per_s = sum.bytes_recv as f64 * 8.0 / elapsed / 1e9;
     }
-    sum.streams = echo_streams.len();
+    sum.streams = streams_seen.len();
     if let Some(e) = first_error {
         return Err(e);
     }
