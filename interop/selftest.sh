@@ -16,7 +16,8 @@
 # Env: BYTES, STREAMS, PEERS (of braid pion aiortc dcsctp), TIMEOUT (seconds per run),
 # ONLY_WITH (run only the pairs one side of which is this peer), BRAID (the braid binary,
 # default target/release/braid), KEEP_PCAPS (directory: keep the captures of failed runs
-# there), DCSCTP_IDATA (on: dcsctp-peer offers I-DATA).
+# there), DCSCTP_IDATA (on: dcsctp-peer offers I-DATA), DCSCTP_LOSS (percent: dcsctp-peer
+# drops that share of datagrams each way while established).
 # Run interop/install.sh first.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -57,6 +58,12 @@ run_pair() {
 	if [ "${DCSCTP_IDATA:-off}" = on ]; then
 		[ "$s" = dcsctp ] && sflags="$sflags --idata"
 		[ "$c" = dcsctp ] && cflags="$cflags --idata"
+	fi
+	# DCSCTP_LOSS=PERCENT: every dcsctp-peer drops that share of datagrams each way while the
+	# association is established (so its peer's loss recovery is exercised too).
+	if [ -n "${DCSCTP_LOSS:-}" ]; then
+		[ "$s" = dcsctp ] && sflags="$sflags --loss $DCSCTP_LOSS"
+		[ "$c" = dcsctp ] && cflags="$cflags --loss $DCSCTP_LOSS"
 	fi
 	t0=$EPOCHREALTIME
 	$(peer_cmd "$s") server --listen "127.0.0.1:$port" --timeout "$TIMEOUT" $sflags \

@@ -17,7 +17,8 @@
 //! state changes, `get_next_message` for received messages and `send` to queue messages.
 
 use dcsctp::api::{
-    DcSctpSocket, Message, Options, PpId, SendOptions, SocketEvent, SocketTime, StreamId,
+    DcSctpSocket, Message, Options, PpId, SendOptions, SocketEvent, SocketState, SocketTime,
+    StreamId,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -72,6 +73,9 @@ struct Args {
     peer_sctp_port: Option<u16>,
     mtu: Option<usize>,
     debug: bool,
+    /// `--loss`: percentage of datagrams dropped on purpose, each direction.
+    loss_percent: f64,
+    loss_seed: u64,
 }
 
 const USAGE: &str = "usage:
@@ -79,7 +83,9 @@ const USAGE: &str = "usage:
   dcsctp-peer client --connect ADDR --bytes N --streams K [--msg-size M] [--unordered]
                      [--verify] [--peer-sctp-port P] [common flags]
 common flags: --timeout SECONDS (120) --sctp-port P (5001) --idata (offer I-DATA, RFC 8260)
-              --mtu BYTES (dcSCTP's default 1191) --debug (dcSCTP's packet log on stderr)";
+              --mtu BYTES (dcSCTP's default 1191) --debug (dcSCTP's packet log on stderr)
+              --loss PERCENT (drop that share of datagrams each way, default 0)
+              --loss-seed N (the drop pattern's seed, default 1)";
 
 /// Parses a size with an optional unit: B, K/KiB, M/MiB, G/GiB (powers of 2), KB, MB, GB.
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -126,6 +132,8 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
         peer_sctp_port: None,
         mtu: None,
         debug: false,
+        loss_percent: 0.0,
+        loss_seed: 1,
     };
     let mut it = argv[1..].iter();
     while let Some(flag) = it.next() {
@@ -150,6 +158,15 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
             "--verify" => a.verify = true,
             "--idata" => a.idata = true,
             "--debug" => a.debug = true,
+            "--loss" => {
+                let v = value()?;
+                a.loss_percent = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))
+                    .ok_or_else(|| format!("--loss: {v:?} is not a percentage"))?;
+            }
+            "--loss-seed" => a.loss_seed = num(value()?)?,
             "--sctp-port" => a.sctp_port = num(value()?)? as u16,
             "--mtu" => a.mtu = Some(num(value()?)? as usize),
             "--timeout" => {
@@ -434,6 +451,40 @@ impl log::Log for StderrLog {
     fn flush(&self) {}
 }
 
+/// `--loss`: drops a given share of datagrams, in each direction, by a seeded pseudo-random
+/// sequence (xorshift64*), so a lossy run can be repeated exactly.
+struct Loss {
+    /// Drop when the next 53-bit draw, as a fraction of 2^53, is below this.
+    threshold: f64,
+    state: u64,
+    dropped_in: u64,
+    dropped_out: u64,
+}
+
+impl Loss {
+    fn new(percent: f64, seed: u64) -> Self {
+        Loss {
+            threshold: percent / 100.0,
+            // xorshift's state must not be zero.
+            state: seed.max(1),
+            dropped_in: 0,
+            dropped_out: 0,
+        }
+    }
+
+    /// Whether to drop the next datagram.
+    fn drop_next(&mut self) -> bool {
+        if self.threshold <= 0.0 {
+            return false;
+        }
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        let draw = self.state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
+        (draw as f64) / ((1u64 << 53) as f64) < self.threshold
+    }
+}
+
 /// One dcSCTP socket, the UDP socket that carries its packets, and the peer's address.
 struct Driver {
     sctp: Box<dyn DcSctpSocket>,
@@ -446,10 +497,11 @@ struct Driver {
     closed: bool,
     aborted: Option<String>,
     debug: bool,
+    loss: Loss,
 }
 
 impl Driver {
-    fn new(options: &Options, udp: UdpSocket, peer: SocketAddr, debug: bool) -> Self {
+    fn new(options: &Options, udp: UdpSocket, peer: SocketAddr, args: &Args) -> Self {
         Driver {
             sctp: dcsctp::new_socket("dcsctp-peer", options),
             udp,
@@ -461,8 +513,16 @@ impl Driver {
             connected: false,
             closed: false,
             aborted: None,
-            debug,
+            debug: args.debug,
+            loss: Loss::new(args.loss_percent, args.loss_seed),
         }
+    }
+
+    /// `--loss` applies only while the association is established: not to the handshake, and
+    /// not to the shutdown, whose last packet (SHUTDOWN-COMPLETE) is never retransmitted and
+    /// whose sender has exited by the time the other side's T2 timer fires.
+    fn lossy(&self) -> bool {
+        self.loss.threshold > 0.0 && self.sctp.state() == SocketState::Connected
     }
 
     fn now(&self) -> SocketTime {
@@ -473,6 +533,9 @@ impl Driver {
     fn flush_events(&mut self) {
         while let Some(ev) = self.sctp.poll_event() {
             match ev {
+                SocketEvent::SendPacket(_) if self.lossy() && self.loss.drop_next() => {
+                    self.loss.dropped_out += 1;
+                }
                 SocketEvent::SendPacket(p) => {
                     // A send error (e.g. the peer's port unreachable) is loss to SCTP.
                     if let Err(e) = self.udp.send_to(&p, self.peer)
@@ -510,6 +573,9 @@ impl Driver {
         }
         loop {
             match self.udp.recv_from(&mut self.buf) {
+                Ok((_, from)) if from == self.peer && self.lossy() && self.loss.drop_next() => {
+                    self.loss.dropped_in += 1;
+                }
                 Ok((n, from)) if from == self.peer => return Ok(Some(n)),
                 Ok(_) => continue,
                 Err(e)
@@ -589,6 +655,18 @@ fn report_association(sctp: &dyn DcSctpSocket) {
             m.negotiated_maximum_outgoing_streams,
             m.negotiated_maximum_incoming_streams
         );
+    }
+}
+
+impl Drop for Driver {
+    /// With `--loss`, says on stderr how many datagrams it dropped.
+    fn drop(&mut self) {
+        if self.loss.threshold > 0.0 {
+            eprintln!(
+                "dcsctp-peer: --loss dropped {} received and {} outgoing datagrams",
+                self.loss.dropped_in, self.loss.dropped_out
+            );
+        }
     }
 }
 
@@ -676,7 +754,8 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
             args.sctp_port
         );
     }
-    let mut d = Driver::new(&options(args, dst_port, src_port), udp, peer, args.debug);
+    // (`--loss` never drops this first datagram: it is read before the driver exists.)
+    let mut d = Driver::new(&options(args, dst_port, src_port), udp, peer, args);
     d.sctp.handle_input(&buf[..n]);
     d.flush_events();
 
@@ -808,12 +887,7 @@ fn send_run(args: &Args, sum: &mut Summary) -> Result<(), String> {
     .expect("literal address");
     let udp = bind_udp(any)?;
     let peer_port = args.peer_sctp_port.unwrap_or(args.sctp_port);
-    let mut d = Driver::new(
-        &options(args, args.sctp_port, peer_port),
-        udp,
-        peer,
-        args.debug,
-    );
+    let mut d = Driver::new(&options(args, args.sctp_port, peer_port), udp, peer, args);
     d.sctp.connect();
     d.flush_events();
     while !d.connected {
