@@ -498,6 +498,8 @@ struct Driver {
     aborted: Option<String>,
     debug: bool,
     loss: Loss,
+    /// Whether the UDP socket is in non-blocking mode.
+    nonblocking: bool,
 }
 
 impl Driver {
@@ -515,6 +517,7 @@ impl Driver {
             aborted: None,
             debug: args.debug,
             loss: Loss::new(args.loss_percent, args.loss_seed),
+            nonblocking: false,
         }
     }
 
@@ -564,12 +567,13 @@ impl Driver {
 
     /// Receives one datagram from the peer (others are dropped) within `wait`, or none.
     fn recv(&mut self, wait: Option<Duration>) -> io::Result<Option<usize>> {
-        match wait {
-            Some(d) => {
-                self.udp.set_nonblocking(false)?;
-                self.udp.set_read_timeout(Some(d))?;
-            }
-            None => self.udp.set_nonblocking(true)?,
+        // Switch O_NONBLOCK only when the mode changes (one syscall less per datagram).
+        if self.nonblocking != wait.is_none() {
+            self.nonblocking = wait.is_none();
+            self.udp.set_nonblocking(self.nonblocking)?;
+        }
+        if let Some(d) = wait {
+            self.udp.set_read_timeout(Some(d))?;
         }
         loop {
             match self.udp.recv_from(&mut self.buf) {
