@@ -12,6 +12,10 @@ bash scripts/setup.sh
 export BRAID_PROPTEST_CASES="${BRAID_PROPTEST_CASES:-512}"
 cargo test --workspace --release --all-targets
 cargo test --workspace --release --doc
+# The dcSCTP interop peer is a package of its own (interop/dcsctp): its unit tests (format,
+# verifier, --loss), built where interop/install.sh built it.
+cargo test --locked --release --manifest-path interop/dcsctp/Cargo.toml \
+  --target-dir "${CARGO_TARGET_DIR:-$PWD/interop/dcsctp/target}"
 cargo build --release -p braid-cli
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-parallel-test.sh
 # Failover on real sockets in network namespaces it creates (SKIP without root/netns).

@@ -1021,3 +1021,116 @@ fn main() -> ExitCode {
         run_client(&args)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The messages of a run (FORMAT.md "How a run sends messages"), as (stream, bytes).
+    fn run_messages(total: u64, size: u64, k: u64, unordered: bool) -> Vec<(u16, Vec<u8>)> {
+        let base = pattern_base();
+        let count = total.div_ceil(size);
+        (0..count)
+            .map(|j| {
+                let len = if j == count - 1 {
+                    (total - (count - 1) * size).max(HDR_LEN as u64)
+                } else {
+                    size
+                } as usize;
+                let mut flags = if unordered { FLAG_UNORDERED } else { 0 };
+                if j + k >= count {
+                    flags |= FLAG_LAST;
+                }
+                let stream = (j % k) as u16;
+                (
+                    stream,
+                    build_message(&base, len, stream, j / k, flags, k as u16),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn header_and_pattern_follow_format_md() {
+        let m = build_message(&pattern_base(), 25, 2, 3, FLAG_LAST, 4);
+        assert_eq!(
+            &m[..HDR_LEN],
+            &[0, 2, 1, 1, 0, 0, 0, 25, 0, 0, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0]
+        );
+        // payload[i] = (i + 13*seq + 7*stream) mod 251 = (i + 53) mod 251
+        assert_eq!(&m[HDR_LEN..], &[53, 54, 55, 56, 57]);
+    }
+
+    #[test]
+    fn a_whole_run_verifies_in_order_and_shuffled_when_unordered() {
+        let mut v = Verifier::new();
+        for (s, m) in run_messages(100_000, 1200, 3, false) {
+            v.check(s, &m);
+        }
+        assert_eq!(v.result(), Ok(()));
+
+        let mut msgs = run_messages(100_000, 1200, 3, true);
+        msgs.reverse();
+        let mut v = Verifier::new();
+        for (s, m) in &msgs {
+            v.check(*s, m);
+        }
+        assert_eq!(v.result(), Ok(()));
+    }
+
+    #[test]
+    fn errors_are_caught() {
+        let msgs = run_messages(10_000, 1000, 2, false);
+        // A missing message.
+        let mut v = Verifier::new();
+        for (s, m) in msgs.iter().filter(|(_, m)| m[15] != 1) {
+            v.check(*s, m);
+        }
+        assert!(v.result().is_err());
+        // A corrupt payload byte.
+        let mut v = Verifier::new();
+        for (i, (s, m)) in msgs.iter().enumerate() {
+            let mut m = m.clone();
+            if i == 3 {
+                m[500] ^= 1;
+            }
+            v.check(*s, &m);
+        }
+        assert!(v.result().unwrap_err().contains("payload byte 480"));
+        // Out of order on an ordered stream.
+        let mut v = Verifier::new();
+        v.check(msgs[2].0, &msgs[2].1);
+        assert!(
+            v.result()
+                .unwrap_err()
+                .contains("ordered seq 1, expected 0")
+        );
+        // Wrong stream.
+        let mut v = Verifier::new();
+        v.check(1, &msgs[0].1);
+        assert!(v.result().is_err());
+        // Incomplete run.
+        let v = Verifier::new();
+        assert!(v.result().is_err());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
+        assert_eq!(parse_size("10KB"), Ok(10_000));
+        assert_eq!(parse_size("1200"), Ok(1200));
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn loss_drops_about_the_asked_share_and_repeats() {
+        let drops = |seed| {
+            let mut l = Loss::new(5.0, seed);
+            (0..100_000).filter(|_| l.drop_next()).count()
+        };
+        let n = drops(7);
+        assert!((4_500..5_500).contains(&n), "{n}");
+        assert_eq!(n, drops(7));
+        assert!(!Loss::new(0.0, 1).drop_next());
+    }
+}
