@@ -16,6 +16,7 @@ mod ls;
 mod output;
 mod path_monitor;
 mod paths;
+mod pmtu;
 mod rx;
 pub(crate) mod send;
 mod shutdown;

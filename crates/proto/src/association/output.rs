@@ -53,6 +53,9 @@ impl Association {
         if self.state == State::Closed {
             return None;
         }
+        if let Some(t) = self.poll_probe(now, buf) {
+            return Some(t);
+        }
         self.shutdown_ack_if_done(now);
         self.refresh_path_views(now);
         let path = match self.control.front() {
@@ -280,6 +283,12 @@ impl Association {
             }
             if self.state != State::Closed && due(self, Timer::Heartbeat(id)) {
                 self.on_heartbeat_timer(now, id);
+            }
+            if self.state != State::Closed && due(self, Timer::PmtuProbe(id)) {
+                self.on_pmtu_probe_timer(now, id);
+            }
+            if self.state != State::Closed && due(self, Timer::PmtuRaise(id)) {
+                self.on_pmtu_raise_timer(now, id);
             }
         }
     }
