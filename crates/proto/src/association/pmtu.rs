@@ -18,8 +18,9 @@ use crate::timer::Timer;
 /// tells it from an ordinary heartbeat's (18 bytes).
 pub(super) const PROBE_INFO_LEN: usize = 22;
 
-/// HEARTBEAT chunk header + Heartbeat Info parameter header + the info.
-const PROBE_HB_LEN: usize = 4 + 4 + PROBE_INFO_LEN;
+/// HEARTBEAT chunk header + Heartbeat Info parameter header + the info, padded to 4 bytes
+/// (RFC 9260 §3.2).
+const PROBE_HB_LEN: usize = (4 + 4 + PROBE_INFO_LEN).next_multiple_of(4);
 
 /// A PAD chunk is at least its 4-byte header (RFC 4820 §3).
 const PAD_HEADER_LEN: usize = 4;
