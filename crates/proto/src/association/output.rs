@@ -48,6 +48,7 @@ impl Association {
                 local: s.local,
                 remote: s.remote,
                 size: buf.len() - start,
+                may_fragment: false,
             });
         }
         if self.state == State::Closed {
@@ -135,6 +136,7 @@ impl Association {
             local: p.local,
             remote: p.remote,
             size,
+            may_fragment: size > p.mtu,
         })
     }
 

@@ -166,6 +166,8 @@ impl Association {
             local: p.local,
             remote: p.remote,
             size,
+            // A probe tests the path as it is: never fragmented (RFC 8899 §3 item 2).
+            may_fragment: false,
         })
     }
 }
