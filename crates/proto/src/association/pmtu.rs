@@ -43,6 +43,7 @@ impl Association {
             .pmtu
             .saturating_sub(overhead)
             .clamp(MIN_SCTP_MTU, usize::from(u16::MAX));
+        p.cc.set_mtu(p.mtu);
         match step {
             Step::Wait => {}
             Step::Probe(_) => {
