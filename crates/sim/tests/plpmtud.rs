@@ -88,3 +88,16 @@ fn without_plpmtud_the_path_keeps_its_configured_mtu() {
     let text = scenario("60s", "mtu = 1500", "").replace("plpmtud = true", "plpmtud = false");
     assert_eq!(metrics(&text)["path_p_pmtu"], 1500.0);
 }
+
+#[test]
+fn each_path_of_a_multihomed_association_finds_its_own_pmtu() {
+    let text = scenario("60s", "mtu = 1400\nicmp = \"none\"", "cmt = true").replace(
+        "[[traffic]]",
+        "[[path]]\nname = \"q\"\nrate = \"10Mbit/s\"\ndelay = \"30ms\"\nmtu = 1300\n\
+         icmp = \"with-mtu\"\n[[traffic]]",
+    );
+    let m = metrics(&text);
+    let (p, q) = (m["path_p_pmtu"], m["path_q_pmtu"]);
+    assert!(p <= 1400.0 && p > 1400.0 - 16.0, "p: {p}");
+    assert_eq!(q, 1300.0);
+}
