@@ -14,10 +14,10 @@ cargo test --workspace --release --all-targets
 cargo test --workspace --release --doc
 cargo build --release -p braid-cli
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-parallel-test.sh
-# Failover on real sockets in network namespaces it creates (SKIP without root/netns).
-BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failover.sh
 # PLPMTUD through a 1400-byte hop between namespaces (SKIP without root/netns).
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-pmtu.sh
+# Failover on real sockets in network namespaces it creates (SKIP without root/netns).
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failover.sh
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc" ONLY_WITH=braid \
   BYTES=10MiB STREAMS=4 bash interop/selftest.sh
 # braid ↔ braid with LS-SCTP on the wire (both offer it), tshark checking the captures.
