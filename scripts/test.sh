@@ -18,6 +18,8 @@ cargo test --locked --release --manifest-path interop/dcsctp/Cargo.toml \
   --target-dir "${CARGO_TARGET_DIR:-$PWD/interop/dcsctp/target}"
 cargo build --release -p braid-cli
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-parallel-test.sh
+# PLPMTUD through a 1400-byte hop between namespaces (SKIP without root/netns).
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-pmtu.sh
 # Failover on real sockets in network namespaces it creates (SKIP without root/netns).
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failover.sh
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc dcsctp" ONLY_WITH=braid \

@@ -150,6 +150,10 @@ pub(crate) struct ClientArgs {
     /// offers Eifel-Supported (braid does); otherwise DupTSN runs.
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
+    /// Packetization Layer Path MTU Discovery (RFC 8899): each path starts at 1200 bytes
+    /// and probes up to 1500; the JSON output reports each path's `pmtu`.
+    #[arg(long)]
+    plpmtud: bool,
     /// Print one JSON object at the end instead of text.
     #[arg(long)]
     json: bool,
@@ -503,6 +507,9 @@ fn paths_json(paths: &[PathInfo]) -> serde_json::Value {
                 "ssthresh": p.ssthresh,
                 "state": path_state(p),
                 "primary": p.primary,
+                // The SCTP packet limit is what the core keeps; "pmtu" adds nothing to it.
+                "mtu": p.mtu,
+                "pmtu_state": p.pmtu_state.map(|s| s.as_str()),
             })
         })
         .collect()
@@ -618,6 +625,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
                 braid_net::TimeoutHandling::Sctp
             },
             spurious_detection: args.spurious_detection,
+            plpmtud: args.plpmtud,
             ..assoc_config(k)
         },
         ..Default::default()

@@ -263,6 +263,15 @@ pub struct AssociationConfig {
     /// Detection of spurious fast retransmits and timeouts, and the Eifel response
     /// (004_*.txt, RFC 4015) when one is found. Off by default, as in RFC 9260.
     pub spurious_detection: SpuriousDetection,
+    /// Packetization Layer PMTU Discovery (RFC 8899; 003_*.txt §2.1.3): each confirmed path
+    /// starts at BASE_PLPMTU (1200 bytes IPv4, 1280 IPv6) and probes with HEARTBEAT + PAD up
+    /// to `path_mtu`, which is then MAX_PLPMTU. Off: every path uses `path_mtu` (lowered only
+    /// by ICMP "too big").
+    pub plpmtud: bool,
+    /// MAX_PROBES (RFC 8899 §5.1.2): 3 unanswered probes of a size mean it does not pass.
+    pub pmtu_max_probes: u32,
+    /// PMTU_RAISE_TIMER (RFC 8899 §5.1.1): 600 s after a search ends, probe for more again.
+    pub pmtu_raise_interval: Duration,
 }
 
 impl Default for AssociationConfig {
@@ -307,6 +316,9 @@ impl Default for AssociationConfig {
             max_data_paths: None,
             path_loss_threshold: None,
             spurious_detection: SpuriousDetection::Off,
+            plpmtud: false,
+            pmtu_max_probes: 3,
+            pmtu_raise_interval: Duration::from_secs(600),
         }
     }
 }

@@ -64,7 +64,8 @@ pub enum IcmpError {
     PortUnreachable,
     /// Packet too big / fragmentation needed: the path MTU (IP packet bytes) it reports.
     TooBig {
-        /// The next-hop MTU from the ICMP message.
+        /// The next-hop MTU from the ICMP message; 0 when it carried none (RFC 1191 §4:
+        /// older routers leave the field zero).
         mtu: usize,
     },
 }

@@ -24,14 +24,18 @@ pub enum Timer {
     T3(PathId),
     /// A path's heartbeat: the next one is due, or the outstanding one is unanswered (§8.3).
     Heartbeat(PathId),
+    /// A path's PLPMTUD probe is unanswered (RFC 8899 §5.1.1 PROBE_TIMER).
+    PmtuProbe(PathId),
+    /// A path's PLPMTUD searches for a larger PMTU again (RFC 8899 §5.1.1 PMTU_RAISE_TIMER).
+    PmtuRaise(PathId),
 }
 
 /// The deadlines of every timer of an association.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Timers {
     association: [Option<Instant>; 4],
-    /// Per path: T3-rtx, heartbeat.
-    paths: Vec<[Option<Instant>; 2]>,
+    /// Per path: T3-rtx, heartbeat, PMTU probe, PMTU raise.
+    paths: Vec<[Option<Instant>; 4]>,
 }
 
 impl Timers {
@@ -43,6 +47,8 @@ impl Timers {
             Timer::DelayedSack => Some(&self.association[3]),
             Timer::T3(p) => self.paths.get(p.0 as usize).map(|s| &s[0]),
             Timer::Heartbeat(p) => self.paths.get(p.0 as usize).map(|s| &s[1]),
+            Timer::PmtuProbe(p) => self.paths.get(p.0 as usize).map(|s| &s[2]),
+            Timer::PmtuRaise(p) => self.paths.get(p.0 as usize).map(|s| &s[3]),
         }
     }
 
@@ -58,10 +64,10 @@ impl Timers {
 
     /// Arms `t` for `at`, or stops it with `None`.
     pub(crate) fn set(&mut self, t: Timer, at: Option<Instant>) {
-        let path_slot = |paths: &mut Vec<[Option<Instant>; 2]>, p: PathId| {
+        let path_slot = |paths: &mut Vec<[Option<Instant>; 4]>, p: PathId| {
             let i = p.0 as usize;
             if paths.len() <= i {
-                paths.resize(i + 1, [None, None]);
+                paths.resize(i + 1, [None; 4]);
             }
             i
         };
@@ -78,6 +84,14 @@ impl Timers {
                 let i = path_slot(&mut self.paths, p);
                 self.paths[i][1] = at;
             }
+            Timer::PmtuProbe(p) => {
+                let i = path_slot(&mut self.paths, p);
+                self.paths[i][2] = at;
+            }
+            Timer::PmtuRaise(p) => {
+                let i = path_slot(&mut self.paths, p);
+                self.paths[i][3] = at;
+            }
         }
     }
 
@@ -89,7 +103,7 @@ impl Timers {
     /// Stops every timer.
     pub(crate) fn stop_all(&mut self) {
         self.association = [None; 4];
-        self.paths.iter_mut().for_each(|s| *s = [None, None]);
+        self.paths.iter_mut().for_each(|s| *s = [None; 4]);
     }
 
     /// Moves every timer due at `now` to `to`.

@@ -33,6 +33,10 @@ pub trait Packet {
     fn is_background(&self) -> bool {
         false
     }
+    /// IP may fragment it (no DF bit): a link with a smaller MTU carries it as fragments.
+    fn may_fragment(&self) -> bool {
+        false
+    }
 }
 
 /// Time to serialize `bytes` at `rate_bps` bits per second, rounded to the nanosecond.
@@ -159,6 +163,8 @@ pub struct LinkConfig {
     pub failures: Vec<(Instant, Instant)>,
     /// `(at, rate)`: the rate in bits per second from `at` on, in time order.
     pub rate_changes: Vec<(Instant, f64)>,
+    /// `(at, mtu)`: the MTU from `at` on, in time order.
+    pub mtu_changes: Vec<(Instant, usize)>,
 }
 
 impl LinkConfig {
@@ -176,6 +182,7 @@ impl LinkConfig {
             reorder_at: Vec::new(),
             failures: Vec::new(),
             rate_changes: Vec::new(),
+            mtu_changes: Vec::new(),
         }
     }
 }
@@ -364,6 +371,12 @@ impl<P: Packet> Link<P> {
         self.rate
     }
 
+    /// The MTU at `t` (the last MTU change at or before `t`, else the configured one).
+    pub fn mtu_at(&self, t: Instant) -> Option<usize> {
+        let changed = self.cfg.mtu_changes.iter().rev().find(|c| c.0 <= t);
+        changed.map(|c| c.1).or(self.cfg.mtu)
+    }
+
     /// A packet enters the link at `now`.
     pub fn offer(&mut self, now: Instant, p: P) -> Offer<P> {
         self.stats.offered += 1;
@@ -371,7 +384,7 @@ impl<P: Packet> Link<P> {
             self.stats.drops_failure += 1;
             return Offer::Dropped(p, DropReason::Failure);
         }
-        if self.cfg.mtu.is_some_and(|m| p.wire_size() > m) {
+        if self.mtu_at(now).is_some_and(|m| p.wire_size() > m) && !p.may_fragment() {
             self.stats.drops_mtu += 1;
             return Offer::Dropped(p, DropReason::Mtu);
         }

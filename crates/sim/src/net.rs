@@ -131,6 +131,8 @@ pub struct Datagram {
     pub hop: u8,
     /// Cross traffic, discarded at the end of its link.
     pub background: bool,
+    /// Sent without DF (`Transmit::may_fragment`): a smaller MTU fragments it, no drop.
+    pub may_fragment: bool,
     /// 0: the measured association; k+1: competing flow k.
     pub flow: u16,
     /// DATA chunks of the measured association's sender, if any.
@@ -143,6 +145,9 @@ impl Packet for Datagram {
     }
     fn is_background(&self) -> bool {
         self.background
+    }
+    fn may_fragment(&self) -> bool {
+        self.may_fragment
     }
 }
 
@@ -158,6 +163,7 @@ impl Datagram {
             route: 0,
             hop: 0,
             background: true,
+            may_fragment: false,
             flow: 0,
             data: DataCopies::default(),
         }
@@ -255,6 +261,7 @@ fn forward_config(p: &PathSpec) -> LinkConfig {
         .map(|[a, b]| (instant(a.0), instant(b.0)))
         .collect();
     c.failures = failures(p);
+    c.mtu_changes = mtu_changes(p);
     let mut changes: Vec<(Instant, f64)> = p
         .rate_changes
         .iter()
@@ -281,7 +288,18 @@ fn reverse_config(p: &PathSpec) -> LinkConfig {
         c.loss = LossModel::Bernoulli(p.reverse_loss);
     }
     c.failures = failures(p);
+    c.mtu_changes = mtu_changes(p);
     c
+}
+
+fn mtu_changes(p: &PathSpec) -> Vec<(Instant, usize)> {
+    let mut changes: Vec<(Instant, usize)> = p
+        .mtu_changes
+        .iter()
+        .map(|c| (instant(c.at.0), c.mtu))
+        .collect();
+    changes.sort_by_key(|c| c.0);
+    changes
 }
 
 impl Topology {

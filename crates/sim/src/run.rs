@@ -34,7 +34,7 @@ use crate::net::{
     RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
     competing_sender_addr, path_of,
 };
-use crate::scenario::{LoadSharing, Scenario, SqinfoPolicy, TrafficSpec};
+use crate::scenario::{IcmpMode, LoadSharing, Scenario, SqinfoPolicy, TrafficSpec};
 use crate::traffic::{SQINFO_QUEUE_MESSAGES, Sink, Source, SourceKind};
 use crate::units::Size;
 
@@ -462,7 +462,12 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
             d.max_message_size.min(send_buffer).min(recv_buffer).max(1),
             |v| usize::try_from(v.0).unwrap_or(usize::MAX),
         ),
-        path_mtu: s.paths.first().map_or(d.path_mtu, |p| p.mtu),
+        path_mtu: a
+            .path_mtu
+            .unwrap_or(s.paths.first().map_or(d.path_mtu, |p| p.mtu)),
+        plpmtud: a.plpmtud.unwrap_or(d.plpmtud),
+        pmtu_raise_interval: a.pmtu_raise_interval.map_or(d.pmtu_raise_interval, |t| t.0),
+        pmtu_max_probes: a.pmtu_max_probes.unwrap_or(d.pmtu_max_probes),
         udp_encapsulation: s.udp,
         stream_buffer_low: sqinfo_low_mark(s).unwrap_or(d.stream_buffer_low),
         cmt: multipath.then(|| {
@@ -579,6 +584,18 @@ enum Ev {
     Series,
     /// A host connects its association (a scenario with `start_jitter`).
     Connect(HostId),
+    /// An ICMP "too big" reaches the sender of an oversized packet (`World::icmps`).
+    Icmp(usize),
+}
+
+/// An ICMP "too big" on its way back to the host that sent the oversized packet.
+struct PendingIcmp {
+    host: HostId,
+    local: std::net::SocketAddr,
+    remote: std::net::SocketAddr,
+    quoted: bytes::Bytes,
+    /// The MTU it reports; 0: none.
+    mtu: usize,
 }
 
 /// Everything one run simulates.
@@ -600,6 +617,8 @@ struct World<'s> {
     msg_arena: BytesMut,
     out: Vec<Datagram>,
     dropped: Vec<(Datagram, DropReason)>,
+    /// ICMP "too big" messages on their way back: (sender, its datagram, the MTU reported).
+    icmps: Vec<Option<PendingIcmp>>,
     // Outputs.
     pcap: Option<(LinkId, PcapWriter<BufWriter<File>>)>,
     pcap_error: Option<std::io::Error>,
@@ -806,6 +825,7 @@ impl<'s> World<'s> {
             msg_arena: BytesMut::new(),
             out: Vec::new(),
             dropped: Vec::new(),
+            icmps: Vec::new(),
             pcap,
             pcap_error: None,
             series,
@@ -897,6 +917,15 @@ impl<'s> World<'s> {
                         self.service(h);
                     }
                 }
+                Ev::Icmp(i) => {
+                    if let Some(m) = self.icmps.get_mut(i).and_then(Option::take) {
+                        let err = braid_proto::IcmpError::TooBig { mtu: m.mtu };
+                        self.hosts[m.host]
+                            .ep
+                            .handle_icmp(now, m.local, m.remote, &m.quoted, err);
+                        self.service(m.host);
+                    }
+                }
                 Ev::Connect(h) => {
                     if let Err(e) = self.connect(h) {
                         self.connect_error.get_or_insert(e);
@@ -947,8 +976,42 @@ impl<'s> World<'s> {
                 self.capture(l);
             }
             Offer::Queued => {}
-            Offer::Dropped(d, _) => self.on_drop(&d),
+            Offer::Dropped(d, reason) => {
+                if reason == DropReason::Mtu {
+                    self.icmp_too_big(l, &d);
+                }
+                self.on_drop(&d);
+            }
         }
+    }
+
+    /// A path's link dropped `d` as too big: the ICMP its `icmp` key says goes back to the
+    /// sender, one propagation delay later (the router sits at the link's entrance).
+    fn icmp_too_big(&mut self, l: LinkId, d: &Datagram) {
+        let Some(i) = (self.topo.paths.iter()).position(|p| p.forward == l || p.reverse == l)
+        else {
+            return;
+        };
+        let spec = &self.s.paths[i];
+        let mtu = match spec.icmp_mode() {
+            IcmpMode::None => return,
+            // 0: the message carried no MTU (`IcmpError::TooBig`).
+            IcmpMode::WithoutMtu => 0,
+            IcmpMode::WithMtu => self.topo.links[l].mtu_at(self.q.now()).unwrap_or(0),
+        };
+        let Some(sender) = self.topo.route_to(d.src.ip()) else {
+            return;
+        };
+        let host = self.topo.routes[usize::from(sender)].to;
+        let at = self.q.now() + spec.delay.0;
+        self.icmps.push(Some(PendingIcmp {
+            host,
+            local: d.src,
+            remote: d.dst,
+            quoted: d.payload.clone(),
+            mtu,
+        }));
+        self.q.schedule(at, Ev::Icmp(self.icmps.len() - 1));
     }
 
     fn tx_done(&mut self, l: LinkId) {
@@ -1216,6 +1279,7 @@ impl<'s> World<'s> {
                 route,
                 hop: 0,
                 background: false,
+                may_fragment: t.may_fragment,
                 flow: self.hosts[h].flow,
                 data: Default::default(),
             };
@@ -1348,7 +1412,9 @@ impl<'s> World<'s> {
                 .map(|p| (p.forward, p.reverse))
                 .collect(),
             bottleneck: self.topo.bottleneck.map(|b| b.forward),
-            icmp_too_big: self.s.paths.iter().map(|p| p.icmp_too_big).collect(),
+            icmp_too_big: (self.s.paths.iter())
+                .map(|p| p.icmp_mode() != IcmpMode::None)
+                .collect(),
             sender: assoc(&self.hosts[HOST_A]),
             header_bytes: self.header,
             transfer,

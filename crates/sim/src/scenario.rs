@@ -116,9 +116,18 @@ pub struct PathSpec {
     /// IP MTU in bytes; larger packets are dropped.
     #[serde(default = "default_mtu")]
     pub mtu: usize,
-    /// Answer an oversized packet with an ICMP-like "too big" carrying the MTU.
+    /// Answer an oversized packet with an ICMP-like "too big" carrying the MTU (the same as
+    /// `icmp = "with-mtu"`).
     #[serde(default)]
     pub icmp_too_big: bool,
+    /// What the link answers an oversized packet with: `with-mtu` (an ICMP "too big" with
+    /// the link's MTU), `without-mtu` (one without) or `none` (silence, a black hole).
+    /// Unset: `icmp_too_big` decides.
+    #[serde(default)]
+    pub icmp: Option<IcmpMode>,
+    /// MTU changes over time (both directions), `[{ at = "5s", mtu = 1300 }]`.
+    #[serde(default)]
+    pub mtu_changes: Vec<MtuChangeSpec>,
     /// Bernoulli loss probability of the forward link.
     #[serde(default)]
     pub loss: f64,
@@ -246,6 +255,40 @@ pub struct RateChangeSpec {
     pub at: Dur,
     /// New rate.
     pub rate: Rate,
+}
+
+/// A path's MTU from a given time on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MtuChangeSpec {
+    /// When.
+    pub at: Dur,
+    /// New IP MTU in bytes.
+    pub mtu: usize,
+}
+
+/// The `icmp` key of a path: what an oversized packet gets back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum IcmpMode {
+    /// An ICMP "too big" carrying the link's MTU (RFC 1191, RFC 8201).
+    WithMtu,
+    /// An ICMP "too big" without the MTU (older routers).
+    WithoutMtu,
+    /// Nothing: the packet vanishes (an ICMP black hole).
+    #[default]
+    None,
+}
+
+impl PathSpec {
+    /// What the path answers an oversized packet with (`icmp`, else `icmp_too_big`).
+    pub fn icmp_mode(&self) -> IcmpMode {
+        self.icmp.unwrap_or(if self.icmp_too_big {
+            IcmpMode::WithMtu
+        } else {
+            IcmpMode::None
+        })
+    }
 }
 
 /// Cross traffic of fixed-size packets sharing the forward link (002_*.txt Fig. 14).
@@ -387,6 +430,15 @@ pub struct AssociationSpec {
     /// Detection of spurious retransmissions (004_*.txt): `off` (default), `eifel-timestamp`,
     /// `eifel-rbit`, `duptsn`, `eifel+duptsn` ([`SpuriousDetection::NAMES`]).
     pub spurious_detection: Option<SpuriousDetection>,
+    /// PLPMTUD (RFC 8899): probe each path's PMTU from 1200 bytes up to `path_mtu`.
+    pub plpmtud: Option<bool>,
+    /// The path MTU the association assumes (without PLPMTUD) or searches up to (with it),
+    /// in bytes of IP packet. Unset: the first path's `mtu`.
+    pub path_mtu: Option<usize>,
+    /// PLPMTUD's PMTU_RAISE_TIMER (default 600 s).
+    pub pmtu_raise_interval: Option<Dur>,
+    /// PLPMTUD's MAX_PROBES (default 3).
+    pub pmtu_max_probes: Option<u32>,
 }
 
 /// The `load_sharing` key.

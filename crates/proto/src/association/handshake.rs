@@ -132,6 +132,10 @@ impl Association {
         let measure = self.multipath_cfg().is_some() && self.paths.len() > 1;
         for i in 0..self.paths.len() {
             self.schedule_heartbeat(now, PathId(i as u16));
+            if self.paths[i].confirmed {
+                // 003 §2.1.3.2: probing starts right after the handshake, before data.
+                self.pmtu_path_confirmed(now, PathId(i as u16));
+            }
             let p = &mut self.paths[i];
             if measure && p.state == PathState::Active && p.rtt.srtt().is_none() {
                 // Under CMT SACKs go to the quickest path: measure every path at once.

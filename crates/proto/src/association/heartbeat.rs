@@ -29,6 +29,10 @@ impl Association {
 
     pub(super) fn on_heartbeat_ack(&mut self, now: Instant, hb: HeartbeatAck) {
         let Some(info) = hb.info() else { return };
+        if info.len() == super::pmtu::PROBE_INFO_LEN {
+            self.on_probe_ack(now, info);
+            return;
+        }
         if info.len() != HB_INFO_LEN {
             return;
         }
@@ -49,6 +53,7 @@ impl Association {
         p.rtt.on_sample(now - sent);
         p.error_count = 0;
         // RFC 9260 §5.4: a HEARTBEAT-ACK with our nonce confirms the address.
+        let newly_confirmed = !p.confirmed;
         p.confirmed = true;
         if p.state != PathState::Active {
             self.set_path_state(now, path, PathState::Active);
@@ -57,6 +62,10 @@ impl Association {
         // The timer was the answer's deadline: back to the normal rhythm.
         self.schedule_heartbeat(now, path);
         self.error_count = 0;
+        if newly_confirmed {
+            // 003 §2.1.3.4: a confirmed path starts PLPMTUD at BASE.
+            self.pmtu_path_confirmed(now, path);
+        }
     }
 
     /// Heartbeat timer of `path`. With a heartbeat outstanding the timer is its deadline:

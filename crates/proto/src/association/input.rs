@@ -99,6 +99,10 @@ impl Association {
                 }
             }
             crate::IcmpError::TooBig { mtu } => {
+                // RFC 8899 §4.6: with PLPMTUD the report is a hint its probes verify.
+                if self.pmtu_icmp(now, path, mtu) {
+                    return;
+                }
                 // RFC 9260 §7.3 / RFC 8899 §4.6.1: a smaller PMTU for packets to come.
                 let p = &mut self.paths[path.0 as usize];
                 let sctp = mtu.saturating_sub(crate::path::header_overhead(

@@ -16,6 +16,7 @@ mod ls;
 mod output;
 mod path_monitor;
 mod paths;
+mod pmtu;
 mod rx;
 pub(crate) mod send;
 mod shutdown;
@@ -72,6 +73,9 @@ pub struct Transmit {
     pub remote: SocketAddr,
     /// Bytes appended to the buffer.
     pub size: usize,
+    /// The packet is larger than the path's PMTU: it carries a DATA chunk cut for a larger
+    /// PMTU that keeps its size, and IP may fragment it (RFC 9260 §7.3: no DF bit).
+    pub may_fragment: bool,
 }
 
 /// Association-wide counters.

@@ -48,10 +48,14 @@ impl Association {
                 local: s.local,
                 remote: s.remote,
                 size: buf.len() - start,
+                may_fragment: false,
             });
         }
         if self.state == State::Closed {
             return None;
+        }
+        if let Some(t) = self.poll_probe(now, buf) {
+            return Some(t);
         }
         self.shutdown_ack_if_done(now);
         self.refresh_path_views(now);
@@ -132,6 +136,7 @@ impl Association {
             local: p.local,
             remote: p.remote,
             size,
+            may_fragment: size > p.mtu,
         })
     }
 
@@ -280,6 +285,12 @@ impl Association {
             }
             if self.state != State::Closed && due(self, Timer::Heartbeat(id)) {
                 self.on_heartbeat_timer(now, id);
+            }
+            if self.state != State::Closed && due(self, Timer::PmtuProbe(id)) {
+                self.on_pmtu_probe_timer(now, id);
+            }
+            if self.state != State::Closed && due(self, Timer::PmtuRaise(id)) {
+                self.on_pmtu_raise_timer(now, id);
             }
         }
     }

@@ -235,6 +235,17 @@ impl AnyController {
         r.partial_bytes_acked = 0;
     }
 
+    /// The path's PMTU moved (PLPMTUD, ICMP): the window grows and floors in the new MTU
+    /// (RFC 9260 §7.2.1, §7.2.2 count in MTUs of the path).
+    pub(crate) fn set_mtu(&mut self, mtu: usize) {
+        match self {
+            Self::Reno(r) => r.mtu = mtu,
+            Self::Rpv1(c) => c.reno.mtu = mtu,
+            Self::Rpv2(c) => c.reno.mtu = mtu,
+            Self::Lia(c) => c.reno.mtu = mtu,
+        }
+    }
+
     /// This controller as the coupled rules see it; `srtt` is the path's smoothed RTT.
     pub(crate) fn view(&self, srtt: Option<Duration>) -> CcPathView {
         self.state().view(srtt)

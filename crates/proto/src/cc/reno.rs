@@ -17,7 +17,7 @@ pub(crate) struct Reno {
     pub(crate) ssthresh: usize,
     /// Bytes acknowledged in congestion avoidance since the last cwnd increase (§7.2.2).
     pub(crate) partial_bytes_acked: usize,
-    mtu: usize,
+    pub(super) mtu: usize,
 }
 
 impl Reno {
@@ -144,6 +144,18 @@ mod tests {
         assert_eq!(r.cwnd, w + MTU);
         r.on_ack(MTU, 0); // window was not in use: no growth
         assert_eq!(r.cwnd, w + MTU);
+    }
+
+    #[test]
+    fn after_the_pmtu_rose_slow_start_grows_by_the_new_mtu() {
+        let mut c = crate::cc::AnyController::new(crate::CongestionControl::Reno, MTU, 1 << 20, 1);
+        c.set_mtu(2 * MTU);
+        let crate::cc::AnyController::Reno(r) = &mut c else {
+            unreachable!("asked for Reno")
+        };
+        let w = r.cwnd;
+        r.on_ack(3 * MTU, w);
+        assert_eq!(r.cwnd, w + 2 * MTU);
     }
 
     #[test]

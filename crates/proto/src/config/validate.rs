@@ -81,7 +81,8 @@ impl AssociationConfig {
     /// # Errors
     ///
     /// * [`ConfigError::Zero`]: `rto_min`, `max_burst`, `sack_freq`, `outbound_streams`,
-    ///   `max_inbound_streams` or `max_message_size` is 0.
+    ///   `max_inbound_streams`, `max_message_size`, `pmtu_max_probes` or
+    ///   `pmtu_raise_interval` is 0.
     /// * [`ConfigError::RtoOrder`]: not `rto_min <= rto_initial <= rto_max`.
     /// * [`ConfigError::RtoGain`]: `rto_alpha` or `rto_beta` not in (0, 1).
     /// * [`ConfigError::SackDelay`]: `sack_delay` over 500 ms.
@@ -132,6 +133,10 @@ impl AssociationConfig {
             return Err(ConfigError::PathMtu(self.path_mtu));
         }
         nonzero(self.max_data_paths == Some(0), "max_data_paths")?;
+        // RFC 8899 §5.1.2: a size is given up after MAX_PROBES losses, so at least one probe.
+        nonzero(self.pmtu_max_probes == 0, "pmtu_max_probes")?;
+        // RFC 8899 §5.1.1: a zero raise timer would probe without pause.
+        nonzero(self.pmtu_raise_interval.is_zero(), "pmtu_raise_interval")?;
         if let Some(t) = self.path_loss_threshold
             && !(t > 0.0 && t <= 1.0)
         {
@@ -279,6 +284,11 @@ mod tests {
             zero("max_inbound_streams")
         );
         assert_eq!(assoc(|c| c.max_message_size = 0), zero("max_message_size"));
+        assert_eq!(assoc(|c| c.pmtu_max_probes = 0), zero("pmtu_max_probes"));
+        assert_eq!(
+            assoc(|c| c.pmtu_raise_interval = std::time::Duration::ZERO),
+            zero("pmtu_raise_interval")
+        );
         assert_eq!(
             assoc(|c| c.outbound_streams = 0).unwrap_err().to_string(),
             "outbound_streams must not be 0"

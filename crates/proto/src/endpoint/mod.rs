@@ -522,6 +522,7 @@ impl Endpoint {
                 local: o.local,
                 remote: o.remote,
                 size: o.bytes.len(),
+                may_fragment: false,
             });
         }
         // Round-robin over the associations that had input, one packet each in turn.

@@ -1,6 +1,7 @@
 //! A path: one (local address, remote address) pair of an association with its own RTO,
 //! congestion window, error counter and heartbeat state (RFC 9260 §6.3, §7.2, §8.2, §8.3).
 
+pub(crate) mod plpmtud;
 pub(crate) mod psn;
 pub(crate) mod rto;
 pub(crate) mod seq_list;
@@ -104,6 +105,8 @@ pub struct PathInfo {
     pub flight_size: usize,
     /// Largest SCTP packet, bytes (path MTU less IP/UDP headers).
     pub mtu: usize,
+    /// PLPMTUD's state on this path (RFC 8899), `None` when it is off.
+    pub pmtu_state: Option<plpmtud::PmtuState>,
     /// Counters.
     pub stats: PathStats,
 }
@@ -190,6 +193,8 @@ pub(crate) struct Path {
     /// The loss-recovery episodes whose spuriousness is still being decided, oldest first
     /// (004_*.txt; a few, since DupTSN reports may come after the next episode began).
     pub(crate) spurious: Vec<crate::association::send::spurious::Episode>,
+    /// PLPMTUD (RFC 8899), when configured: it sets `mtu`.
+    pub(crate) plpmtud: Option<plpmtud::Plpmtud>,
 }
 
 impl Path {
@@ -201,8 +206,13 @@ impl Path {
         peer_rwnd: usize,
         now: Instant,
     ) -> Self {
-        let mtu = cfg
-            .path_mtu
+        let plpmtud = cfg
+            .plpmtud
+            .then(|| plpmtud::Plpmtud::new(remote.is_ipv6(), cfg.path_mtu, cfg.pmtu_max_probes));
+        // With PLPMTUD a path starts at BASE_PLPMTU (RFC 8899 §5.2), else at `path_mtu`.
+        let mtu = plpmtud
+            .as_ref()
+            .map_or(cfg.path_mtu, |d| d.pmtu)
             .saturating_sub(header_overhead(&remote, cfg.udp_encapsulation))
             // A DATA chunk's length field has 16 bits (RFC 9260 §3.3.1).
             .clamp(256, usize::from(u16::MAX));
@@ -234,6 +244,7 @@ impl Path {
             assigned: 0.0,
             loss_base: (0, 0),
             lost_chunks: 0,
+            plpmtud,
         }
     }
 
@@ -251,6 +262,7 @@ impl Path {
             ssthresh: self.cc.ssthresh(),
             flight_size: self.flight_size,
             mtu: self.mtu,
+            pmtu_state: self.plpmtud.as_ref().map(|d| d.state),
             stats: self.stats,
         }
     }

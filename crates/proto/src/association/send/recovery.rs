@@ -110,6 +110,8 @@ impl Association {
         p.rtt.backoff();
         p.recovery = Recovery::Open;
         p.rtt_probe = None;
+        // RFC 8899 §4.3: lost data may mean the PMTU shrank without an ICMP.
+        self.pmtu_data_timeout(now, path);
         self.trace_window(now, path, before, WindowCause::Timeout);
         let mut marked_chunks = 0usize;
         let tx = &mut self.tx;
