@@ -251,24 +251,48 @@ fn i_forward_tsn_skips_an_abandoned_ordered_message_and_drops_its_fragments() {
 }
 
 #[test]
-fn i_forward_tsn_drops_one_unordered_message_and_keeps_the_one_still_in_progress() {
+fn i_forward_tsn_drops_skipped_unordered_messages_but_not_another_streams_below_its_tsn() {
     let mut s = negotiated(12);
     let base = s.peer_tsn(0);
     let t = |i: u32| base.wrapping_add(i);
+    // Stream 0's message is still being sent; stream 1's was abandoned after one fragment.
     s.send_chunks(vec![unordered(frag(t(0), 0, 0, 0, false, b"keep "))]);
-    s.send_chunks(vec![unordered(frag(t(1), 0, 1, 0, false, b"drop"))]);
+    s.send_chunks(vec![unordered(frag(t(1), 1, 0, 0, false, b"drop"))]);
     let fwd = IForwardTsn {
         new_cum_tsn: t(2),
         streams: vec![IForwardTsnStream {
-            stream_id: 0,
+            stream_id: 1,
             unordered: true,
-            mid: 1,
+            mid: 0,
         }],
     };
     s.send_chunks(vec![fwd.into()]);
     s.send_chunks(vec![unordered(frag(t(3), 0, 0, 1, true, b"me"))]);
-    s.send_chunks(vec![unordered(frag(t(4), 0, 1, 1, true, b"ped"))]);
+    s.send_chunks(vec![unordered(frag(t(4), 1, 0, 1, true, b"ped"))]);
     assert_eq!(read_all(&mut s), vec![(0, b"keep me".to_vec())]);
+}
+
+#[test]
+fn i_forward_tsn_names_the_largest_unordered_mid_and_drops_every_one_up_to_it() {
+    let mut s = negotiated(22);
+    let base = s.peer_tsn(0);
+    let t = |i: u32| base.wrapping_add(i);
+    s.send_chunks(vec![unordered(frag(t(0), 0, 4, 0, false, b"four"))]);
+    s.send_chunks(vec![unordered(frag(t(1), 0, 5, 0, false, b"five"))]);
+    s.send_chunks(vec![unordered(frag(t(2), 0, 6, 0, false, b"six "))]);
+    let fwd = IForwardTsn {
+        new_cum_tsn: t(3),
+        streams: vec![IForwardTsnStream {
+            stream_id: 0,
+            unordered: true,
+            mid: 5,
+        }],
+    };
+    s.send_chunks(vec![fwd.into()]);
+    for (i, mid) in [(4u32, 4u32), (5, 5), (6, 6)] {
+        s.send_chunks(vec![unordered(frag(t(i), 0, mid, 1, true, b"end"))]);
+    }
+    assert_eq!(read_all(&mut s), vec![(0, b"six end".to_vec())]);
 }
 
 #[test]

@@ -124,21 +124,18 @@ impl Association {
         }))
     }
 
-    /// The I-FORWARD-TSN announcing the Advanced.Peer.Ack.Point (RFC 8260 §2.3): per
-    /// stream the largest ordered MID skipped, and each skipped unordered message by its
-    /// MID (an unordered message sent earlier may still be in progress).
+    /// The I-FORWARD-TSN announcing the Advanced.Peer.Ack.Point (RFC 8260 §2.3.1): per
+    /// stream the largest ordered and the largest unordered MID skipped.
     fn iforward_tsn_chunk(&self) -> Chunk {
         let mut streams: Vec<IForwardTsnStream> = Vec::new();
         for s in &self.tx.outstanding {
             if tsn_gt(s.tsn, self.tx.adv_peer_ack) {
                 break;
             }
-            let same = |e: &IForwardTsnStream| {
-                e.stream_id == s.stream
-                    && e.unordered == s.unordered
-                    && (!s.unordered || e.mid == s.mid)
-            };
-            match streams.iter_mut().find(|e| same(e)) {
+            let entry = streams
+                .iter_mut()
+                .find(|e| e.stream_id == s.stream && e.unordered == s.unordered);
+            match entry {
                 Some(e) if tsn_gt(s.mid, e.mid) => e.mid = s.mid,
                 Some(_) => {}
                 None => streams.push(IForwardTsnStream {

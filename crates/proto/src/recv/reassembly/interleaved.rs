@@ -197,16 +197,17 @@ impl Reassembly {
         }
     }
 
-    /// I-FORWARD-TSN (RFC 8260 §2.3): for each ordered `(stream, false, mid)`, every
+    /// I-FORWARD-TSN (RFC 8260 §2.3.1): for each ordered `(stream, false, mid)`, every
     /// message up to `mid` becomes deliverable (those waiting are delivered in MID order,
-    /// partial ones dropped, the next expected MID becomes `mid + 1`); an unordered
-    /// `(stream, true, mid)` names one abandoned message, whose fragments are dropped.
-    /// `_new_cum` is not used to drop partial messages: with interleaving a message that is
-    /// still being sent can have fragments below it.
+    /// partial ones dropped, the next expected MID becomes `mid + 1`); for an unordered
+    /// `(stream, true, mid)`, the partial unordered messages of the stream up to `mid` are
+    /// dropped (a sender fragments one message per stream at a time, §2.2.2, so an earlier
+    /// one is whole or abandoned too). `_new_cum` drops nothing by itself: with interleaving
+    /// another stream's message still being sent can have fragments below it.
     pub(crate) fn iforward_tsn(&mut self, _new_cum: u32, streams: &[(u16, bool, u32)]) {
         for &(stream, unordered, mid) in streams {
             if unordered {
-                self.drop_partial(|k| k == (stream, true, mid));
+                self.drop_partial(|(s, u, m)| s == stream && u && tsn_le(m, mid));
                 continue;
             }
             let Some(&next) = self.il.next_mid.get(usize::from(stream)) else {
