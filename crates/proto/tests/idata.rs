@@ -466,3 +466,122 @@ fn an_interleaved_unordered_transfer_survives_a_hostile_wire() {
 fn a_wfq_interleaved_transfer_survives_a_hostile_wire() {
     hostile_idata_transfer(SchedulerKind::Wfq, 21, false);
 }
+
+#[test]
+fn a_flood_of_fragments_that_never_complete_stays_within_the_receive_buffer() {
+    let cfg = AssociationConfig {
+        recv_buffer: 64 * 1024,
+        ..idata_config()
+    };
+    let mut s = Script::server_with(cfg, 23);
+    s.init_params = idata_params();
+    s.establish_passive();
+    let base = s.peer_tsn(0);
+    // 4000 middle fragments (no B), each of a new message on a rotating stream: none can
+    // ever complete; they cost the peer nothing but must not cost us more than the buffer.
+    for i in 0..4000u32 {
+        let c = frag(
+            base.wrapping_add(i),
+            (i % 4) as u16,
+            i,
+            1,
+            false,
+            &[0u8; 100],
+        );
+        s.send_chunks(vec![c]);
+    }
+    let held = s.assoc().recv_buffered();
+    assert!(held > 0, "nothing held: the test does not test the bound");
+    assert!(held <= 64 * 1024, "held {held} bytes with a 64 KiB buffer");
+    assert_eq!(s.assoc().state(), State::Established);
+    // The window is closed: what comes now beyond the highest TSN is not taken.
+    let before = s.assoc().recv_buffered();
+    s.send_chunks(vec![frag(
+        base.wrapping_add(5000),
+        0,
+        9999,
+        0,
+        true,
+        &[1u8; 100],
+    )]);
+    assert_eq!(s.assoc().recv_buffered(), before);
+}
+
+#[test]
+fn random_i_data_headers_never_panic_and_never_deliver_more_than_was_sent() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(24);
+    let mut s = negotiated(24);
+    let base = s.peer_tsn(0);
+    let mut payload_bytes = 0usize;
+    for i in 0..3000u32 {
+        let fsn: u32 = rng.random_range(0..4);
+        let len = rng.random_range(1..64usize);
+        payload_bytes += len;
+        let chunk = IData {
+            tsn: base.wrapping_add(rng.random_range(0..(i + 1))),
+            stream_id: rng.random_range(0..4),
+            mid: rng.random_range(0..8),
+            ppid: 0,
+            fsn: if fsn == 0 { 0 } else { fsn },
+            unordered: rng.random_bool(0.5),
+            beginning: fsn == 0,
+            ending: rng.random_bool(0.4),
+            immediate: false,
+            user_data: Bytes::from(vec![7u8; len]),
+        };
+        s.send_chunks(vec![chunk.into()]);
+        if rng.random_bool(0.05) {
+            let fwd = IForwardTsn {
+                new_cum_tsn: base.wrapping_add(rng.random_range(0..(i + 1))),
+                streams: vec![IForwardTsnStream {
+                    stream_id: rng.random_range(0..6),
+                    unordered: rng.random_bool(0.5),
+                    mid: rng.random_range(0..8),
+                }],
+            };
+            s.send_chunks(vec![fwd.into()]);
+        }
+    }
+    let delivered: usize = read_all(&mut s).iter().map(|(_, d)| d.len()).sum();
+    assert!(delivered <= payload_bytes);
+    assert_eq!(s.assoc().state(), State::Established);
+}
+
+#[test]
+fn an_i_data_endpoint_and_a_data_only_endpoint_transfer_over_data() {
+    let on = AssociationConfig {
+        idata: true,
+        stream_scheduler: SchedulerKind::FairCapacity,
+        ..AssociationConfig::default()
+    };
+    let off = AssociationConfig {
+        stream_scheduler: SchedulerKind::FairCapacity,
+        ..AssociationConfig::default()
+    };
+    let mut p = Pair::new_with(on, off, 25);
+    p.keep_log = true;
+    let (c, s) = p.connect();
+    let plan = Plan {
+        streams: 3,
+        total_bytes: 1_000_000,
+        size: Box::new(|n| 100 + (n as usize * 7919) % 9000),
+        unordered: false,
+    };
+    let o = transfer(&mut p, c, s, &plan, Duration::from_secs(600));
+    assert_eq!(o.bytes, 1_000_000);
+    let chunks: Vec<Chunk> = p
+        .log
+        .iter()
+        .filter_map(|l| braid_wire::Packet::decode(&l.bytes).ok())
+        .flat_map(|pkt| pkt.chunks)
+        .collect();
+    assert!(
+        chunks.iter().any(|c| matches!(c, Chunk::Data(_))),
+        "no DATA"
+    );
+    assert!(
+        !chunks.iter().any(|c| matches!(c, Chunk::IData(_))),
+        "I-DATA without negotiation"
+    );
+}
