@@ -585,3 +585,65 @@ fn an_i_data_endpoint_and_a_data_only_endpoint_transfer_over_data() {
         "I-DATA without negotiation"
     );
 }
+
+#[test]
+fn an_expired_message_interleaved_with_another_streams_is_abandoned_alone() {
+    let cfg = AssociationConfig {
+        stream_scheduler: SchedulerKind::FairCapacity,
+        ..idata_config()
+    };
+    let mut s = Script::server_with(cfg, 26);
+    s.init_params = idata_params();
+    s.establish_passive();
+    let now = s.now;
+    let short = SendOptions {
+        lifetime: Some(Duration::from_millis(100)),
+        ..SendOptions::default()
+    };
+    let a = s.assoc_mut();
+    a.send(now, 0, Bytes::from(vec![0u8; 3000]), short).unwrap();
+    a.send(now, 1, Bytes::from(vec![1u8; 3000]), SendOptions::default())
+        .unwrap();
+    s.flush();
+    let first: Vec<IData> = s
+        .take_sent()
+        .iter()
+        .flat_map(|o| o.all::<IData>())
+        .collect();
+    let streams: Vec<u16> = first.iter().map(|c| c.stream_id).collect();
+    assert!(
+        streams.windows(2).any(|w| w[0] != w[1]) && streams.contains(&0) && streams.contains(&1),
+        "fragments not interleaved: {streams:?}"
+    );
+    // Nothing is acknowledged: at T3 stream 0's message has expired, stream 1's has not.
+    let outs = s.collect_until(s.t() + secs(5));
+    let again: Vec<IData> = outs.iter().flat_map(|o| o.all::<IData>()).collect();
+    assert!(!again.is_empty(), "nothing retransmitted");
+    assert!(
+        again.iter().all(|c| c.stream_id == 1),
+        "an abandoned fragment was retransmitted"
+    );
+    let ones = |v: &[IData]| {
+        let mut t: Vec<u32> = v
+            .iter()
+            .filter(|c| c.stream_id == 1)
+            .map(|c| c.tsn)
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    };
+    assert_eq!(ones(&again), ones(&first), "stream 1 lost a fragment");
+    let fwd = outs
+        .iter()
+        .find_map(|o| o.get::<IForwardTsn>())
+        .expect("no I-FORWARD-TSN");
+    assert_eq!(
+        fwd.streams,
+        vec![IForwardTsnStream {
+            stream_id: 0,
+            unordered: false,
+            mid: 0
+        }]
+    );
+}

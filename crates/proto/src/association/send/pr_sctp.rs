@@ -19,9 +19,29 @@ impl Association {
         };
         let idata = self.idata();
         let (start, end) = if idata {
-            // RFC 8260 §3.1: with I-DATA other messages' fragments may sit between this
-            // message's ones, which are found by MID.
-            (0, self.tx.outstanding.len() - 1)
+            // RFC 8260 §2.2.2: other streams' fragments may sit between this message's ones,
+            // which are found by MID between its B and E fragments (if still outstanding).
+            let q = &self.tx.outstanding;
+            let same = |i: usize| {
+                let s = &q[i];
+                s.stream == stream && s.mid == mid && s.unordered == unordered
+            };
+            let start = if q[index].beginning {
+                index
+            } else {
+                (0..index)
+                    .rev()
+                    .find(|&i| same(i) && q[i].beginning)
+                    .unwrap_or(0)
+            };
+            let end = if q[index].ending {
+                index
+            } else {
+                (index + 1..q.len())
+                    .find(|&i| same(i) && q[i].ending)
+                    .unwrap_or(q.len() - 1)
+            };
+            (start, end)
         } else {
             // Fragments of one message are consecutive TSNs: walk back to B and on to E.
             let mut start = index;
