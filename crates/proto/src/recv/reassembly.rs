@@ -622,3 +622,6 @@ impl Reassembly {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod interleaved_tests;
