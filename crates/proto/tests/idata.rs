@@ -647,3 +647,37 @@ fn an_expired_message_interleaved_with_another_streams_is_abandoned_alone() {
         }]
     );
 }
+
+#[test]
+fn round_robin_per_packet_gives_each_packet_to_one_stream_and_alternates() {
+    let cfg = AssociationConfig {
+        stream_scheduler: SchedulerKind::RoundRobinPacket,
+        ..idata_config()
+    };
+    let mut s = Script::server_with(cfg, 27);
+    s.init_params = idata_params();
+    s.establish_passive();
+    let now = s.now;
+    let a = s.assoc_mut();
+    for stream in [0u16, 1] {
+        let big = Bytes::from(vec![stream as u8; 20_000]);
+        a.send(now, stream, big, SendOptions::default()).unwrap();
+    }
+    s.flush();
+    let per_packet: Vec<Vec<u16>> = s
+        .take_sent()
+        .iter()
+        .map(|o| o.all::<IData>().iter().map(|c| c.stream_id).collect())
+        .filter(|v: &Vec<u16>| !v.is_empty())
+        .collect();
+    assert!(per_packet.len() >= 2, "{per_packet:?}");
+    for p in &per_packet {
+        assert!(
+            p.iter().all(|s| *s == p[0]),
+            "a packet mixes streams: {p:?}"
+        );
+    }
+    // RFC 8260 §3.3: the next packet belongs to the next stream, before either message ends.
+    let owners: Vec<u16> = per_packet.iter().map(|p| p[0]).collect();
+    assert!(owners.windows(2).all(|w| w[0] != w[1]), "{owners:?}");
+}
