@@ -442,6 +442,8 @@ fn hostile_idata_transfer(kind: SchedulerKind, seed: u64, unordered: bool) {
     p.to_server = Wire::hostile(0.05, 0.02, 0.05);
     p.to_client = Wire::hostile(0.05, 0.02, 0.05);
     let (c, s) = p.connect();
+    assert!(p.client.association(c).unwrap().interleaving());
+    assert!(p.server.association(s).unwrap().interleaving());
     let plan = Plan {
         streams: 4,
         total_bytes: 8_000_000,
@@ -568,6 +570,8 @@ fn an_i_data_endpoint_and_a_data_only_endpoint_transfer_over_data() {
         size: Box::new(|n| 100 + (n as usize * 7919) % 9000),
         unordered: false,
     };
+    assert!(!p.client.association(c).unwrap().interleaving());
+    assert!(!p.server.association(s).unwrap().interleaving());
     let o = transfer(&mut p, c, s, &plan, Duration::from_secs(600));
     assert_eq!(o.bytes, 1_000_000);
     let chunks: Vec<Chunk> = p
