@@ -237,8 +237,13 @@ fn config(b: u8, seed: u64) -> EndpointConfig {
     if b & 0x10 != 0 {
         a.pr_sctp = false;
     }
+    if b & 0x04 != 0 {
+        // I-DATA (RFC 8260): the two real endpoints then talk I-DATA and I-FORWARD-TSN.
+        a.idata = true;
+        a.stream_scheduler = braid_proto::SchedulerKind::FairCapacity;
+    }
     if b & 0x20 != 0 {
-        a.heartbeats = false;
+        a.hb_interval = None;
     }
     if b & 0x40 != 0 {
         a.path_mtu = 576;
@@ -251,7 +256,8 @@ fn config(b: u8, seed: u64) -> EndpointConfig {
         a.rto_initial = Duration::from_millis(200);
         a.rto_min = Duration::from_millis(100);
         a.rto_max = Duration::from_secs(2);
-        a.hb_interval = Duration::from_secs(2);
+        // Quicker heartbeats, unless the 0x20 bit turned them off.
+        a.hb_interval = a.hb_interval.map(|_| Duration::from_secs(2));
         a.sack_delay = Duration::from_millis(20);
         a.association_max_retrans = 4;
         a.path_max_retrans = 2;

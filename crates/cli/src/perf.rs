@@ -85,6 +85,10 @@ pub(crate) struct ServerArgs {
     /// too gets LS-DATA and per-path LS-SACKs; any other peer skips the offer.
     #[arg(long, default_value = "on")]
     load_sharing: String,
+    /// Offer I-DATA and I-FORWARD-TSN (RFC 8260, `on`); used if the peer lists them too,
+    /// else DATA. Interleaving needs --scheduler rr-packet, fc or wfq on the sender.
+    #[arg(long, default_value = "off")]
+    idata: String,
     /// Detection of spurious retransmissions for what the server sends (--echo): off,
     /// eifel-timestamp, eifel-rbit, duptsn, eifel+duptsn (004_*.txt). The server echoes
     /// a client's Eifel signals whatever this says.
@@ -144,6 +148,10 @@ pub(crate) struct ClientArgs {
     /// else the association runs as --cmt says.
     #[arg(long, default_value = "off")]
     load_sharing: String,
+    /// Offer I-DATA and I-FORWARD-TSN (RFC 8260, `on`); used if the peer lists them too,
+    /// else DATA. Interleaving needs --scheduler rr-packet, fc or wfq on the sender.
+    #[arg(long, default_value = "off")]
+    idata: String,
     /// Detection of spurious retransmissions (004_*.txt): off, eifel-timestamp (a
     /// TIMESTAMP chunk in every packet), eifel-rbit (a retransmit bit in DATA and SACK),
     /// duptsn (duplicate-TSN reports, RFC 3708), eifel+duptsn. Eifel needs a peer that
@@ -626,6 +634,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             },
             spurious_detection: args.spurious_detection,
             plpmtud: args.plpmtud,
+            idata: on_off("--idata", &args.idata)?,
             ..assoc_config(k)
         },
         ..Default::default()
@@ -995,6 +1004,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         listen: true,
         association: AssociationConfig {
             load_sharing,
+            idata: on_off("--idata", &args.idata)?,
             spurious_detection: args.spurious_detection,
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).

@@ -233,6 +233,9 @@ pub struct AssociationConfig {
     pub nr_sack: bool,
     /// Which received chunks our NR-SACKs acknowledge non-renegably.
     pub nr_sack_policy: NrSackPolicy,
+    /// Offer I-DATA and I-FORWARD-TSN (RFC 8260) and use them when the peer offers them
+    /// too: messages of different streams may then interleave their fragments.
+    pub idata: bool,
     /// Stream scheduler of the sender (changeable at run time).
     pub stream_scheduler: SchedulerKind,
     /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* is the path of stream *i*;
@@ -305,6 +308,7 @@ impl Default for AssociationConfig {
             rtx_policy: RtxPolicy::default(),
             nr_sack: true,
             nr_sack_policy: NrSackPolicy::Received,
+            idata: false,
             stream_scheduler: SchedulerKind::default(),
             stream_paths: Vec::new(),
             path_pairing: PathPairing::ByIndex,

@@ -31,6 +31,8 @@ pub(crate) struct Features {
     pub(crate) eifel_ts: bool,
     /// The peer echoes the retransmit bit (Eifel-Supported, 004_*.txt Fig. 6 variant II).
     pub(crate) eifel_rbit: bool,
+    /// Both sides listed I-DATA (0x40) and, with PR-SCTP, I-FORWARD-TSN (RFC 8260 §2.2).
+    pub(crate) idata: bool,
 }
 
 impl Features {
@@ -40,6 +42,7 @@ impl Features {
             | (u32::from(self.ls) << 2)
             | (u32::from(self.eifel_ts) << 3)
             | (u32::from(self.eifel_rbit) << 4)
+            | (u32::from(self.idata) << 5)
     }
 
     fn from_bits(b: u32) -> Self {
@@ -49,6 +52,7 @@ impl Features {
             ls: b & 4 != 0,
             eifel_ts: b & 8 != 0,
             eifel_rbit: b & 16 != 0,
+            idata: b & 32 != 0,
         }
     }
 }
@@ -313,6 +317,7 @@ mod tests {
                 ls: true,
                 eifel_ts: true,
                 eifel_rbit: false,
+                idata: true,
             },
             peer_addresses: vec!["192.0.2.1".parse().unwrap(), "2001:db8::1".parse().unwrap()],
         }

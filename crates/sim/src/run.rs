@@ -485,6 +485,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         rtx_policy: a.rtx_policy.unwrap_or(d.rtx_policy),
         nr_sack: a.nr_sack.unwrap_or(d.nr_sack),
         nr_sack_policy: a.nr_sack_policy.unwrap_or(d.nr_sack_policy),
+        idata: a.idata.unwrap_or(d.idata),
         stream_scheduler: a.stream_scheduler.unwrap_or(d.stream_scheduler),
         stream_paths: stream_path_indices(s),
         load_sharing: mode == LoadSharing::Ls,

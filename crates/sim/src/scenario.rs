@@ -393,6 +393,9 @@ pub struct AssociationSpec {
     /// receipt, the default) or `delivered` (ordered chunks once their message is delivered,
     /// the INET CMT-SCTP model of 001_*.txt).
     pub nr_sack_policy: Option<NrSackPolicy>,
+    /// Offer and use I-DATA (RFC 8260): with `rr-packet`, `fc` or `wfq`, messages of
+    /// different streams interleave their fragments.
+    pub idata: Option<bool>,
     /// Per-path shares of the send buffer, the peer's window, or both: `none`, `send`,
     /// `receive`, `both`.
     pub buffer_splitting: Option<BufferSplitting>,

@@ -117,6 +117,8 @@ impl Association {
             c.peer_a_rwnd as usize,
             self.cfg.stream_buffer_low,
         );
+        self.tx.set_idata(self.features.idata);
+        self.reasm.set_interleaved(self.features.idata);
         for p in &mut self.paths {
             p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, c.peer_a_rwnd as usize, 1);
         }
@@ -232,6 +234,8 @@ impl Association {
             ack.a_rwnd as usize,
             self.cfg.stream_buffer_low,
         );
+        self.tx.set_idata(self.features.idata);
+        self.reasm.set_interleaved(self.features.idata);
         for p in &mut self.paths {
             p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, ack.a_rwnd as usize, 1);
         }

@@ -32,6 +32,7 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
     let mut out = PeerParams::default();
     let mut forward_tsn_listed = false;
     let mut nr_sack_listed = false;
+    let mut idata_listed = false;
     let mut ls_offered = false;
     for p in params {
         match p {
@@ -66,6 +67,7 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
             Param::SupportedExtensions(list) => {
                 forward_tsn_listed |= list.contains(&ChunkType::FORWARD_TSN.0);
                 nr_sack_listed |= list.contains(&ChunkType::NR_SACK.0);
+                idata_listed |= list.contains(&ChunkType::I_DATA.0);
             }
             Param::Unknown { param_type, .. } => {
                 let action = param_type.unrecognized_action();
@@ -86,6 +88,8 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
     out.features.nr_sack = nr_sack_listed && ours.nr_sack;
     // 002_*.txt §4.6: LS-SCTP only if both sides offer it, as ECN is negotiated.
     out.features.ls = ls_offered && ours.load_sharing;
+    // RFC 8260 §2.2: I-DATA only if both listed it; braid does not mix it with LS-DATA.
+    out.features.idata = idata_listed && ours.idata && !out.features.ls;
     out
 }
 
@@ -109,6 +113,13 @@ pub(crate) fn our_params(cfg: &AssociationConfig, locals: &[SocketAddr]) -> Vec<
     }
     if cfg.nr_sack {
         ext.push(ChunkType::NR_SACK.0);
+    }
+    if cfg.idata {
+        // RFC 8260 §2.2: I-DATA, and I-FORWARD-TSN with PR-SCTP.
+        ext.push(ChunkType::I_DATA.0);
+        if cfg.pr_sctp {
+            ext.push(ChunkType::I_FORWARD_TSN.0);
+        }
     }
     if !ext.is_empty() {
         v.push(Param::SupportedExtensions(ext));

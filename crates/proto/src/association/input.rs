@@ -248,6 +248,11 @@ impl Association {
             }
         };
         match chunk {
+            Chunk::Data(_) | Chunk::ForwardTsn(_) if self.idata() => {
+                // RFC 8260 §2.2: once I-DATA is negotiated, DATA and FORWARD-TSN are not used.
+                self.protocol_violation(now, "DATA or FORWARD-TSN after I-DATA was negotiated");
+                return Flow::Drop;
+            }
             Chunk::Data(d) => {
                 if self.receives_data() {
                     rx.had_data = true;
@@ -302,6 +307,22 @@ impl Association {
             Chunk::ForwardTsn(f) => {
                 if self.receives_data() {
                     self.on_forward_tsn(f);
+                }
+            }
+            Chunk::IData(d) if self.idata() => {
+                if self.receives_data() {
+                    rx.had_data = true;
+                    rx.first_tsn.get_or_insert(d.tsn);
+                    self.sack.rbit |= raw_flags & braid_wire::chunk::DATA_FLAG_RETRANSMIT != 0;
+                    self.last_data_path = path;
+                    if !self.on_idata(now, d) {
+                        return Flow::Drop;
+                    }
+                }
+            }
+            Chunk::IForwardTsn(f) if self.idata() => {
+                if self.receives_data() {
+                    self.on_iforward_tsn(f);
                 }
             }
             Chunk::IData(_) | Chunk::IForwardTsn(_) => {

@@ -38,6 +38,11 @@ pub(crate) struct LsState {
 }
 
 impl Association {
+    /// Whether I-DATA was negotiated (RFC 8260 §2.2).
+    pub(crate) fn idata(&self) -> bool {
+        self.features.idata
+    }
+
     /// Whether LS-SCTP was negotiated.
     pub(crate) fn ls(&self) -> bool {
         self.features.ls

@@ -348,6 +348,12 @@ impl Association {
         (self.tx.stream_count(), self.inbound_streams)
     }
 
+    /// Whether both sides listed I-DATA (RFC 8260 §2.2): messages travel in I-DATA chunks
+    /// and may interleave; `false` before the handshake completes and on DATA fallback.
+    pub fn interleaving(&self) -> bool {
+        self.features.idata
+    }
+
     /// Records the association's decisions from now on (or stops), for [`poll_trace`]. An
     /// endpoint drains them (`Endpoint::drain_traces`) only while its own switch is on:
     /// turn tracing on there, not here, for associations an endpoint owns.

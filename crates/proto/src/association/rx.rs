@@ -1,14 +1,14 @@
 //! The receive side: DATA acceptance within the receive window, SACK generation with
 //! delayed acknowledgement (RFC 9260 §6.2, §6.7), and FORWARD-TSN (RFC 3758 §3.6).
 
-use braid_wire::chunk::{Data, ErrorChunk, ForwardTsn, GapAckBlock, Sack};
+use braid_wire::chunk::{Data, ErrorChunk, ForwardTsn, GapAckBlock, IData, IForwardTsn, Sack};
 use braid_wire::{Chunk, ErrorCause};
 
 use super::{Association, State};
 use crate::config::NrSackPolicy;
 use crate::event::{CloseReason, Event};
 use crate::path::PathId;
-use crate::recv::reassembly::Fragment;
+use crate::recv::reassembly::{Fragment, IFragment};
 use crate::recv::undelivered::Undelivered;
 use crate::serial::{tsn_gt, tsn_le};
 use crate::time::Instant;
@@ -20,6 +20,28 @@ const FRAGMENT_OVERHEAD: usize = 64;
 
 /// Chunks held at most: well below 2^15 so ordered SSNs stay comparable in serial arithmetic.
 const MAX_HELD_CHUNKS: usize = 16_384;
+
+/// What the receiver needs of a DATA or I-DATA chunk's header to accept it.
+struct UserChunk {
+    tsn: u32,
+    stream_id: u16,
+    immediate: bool,
+    len: usize,
+}
+
+/// What [`Association::admit_user_chunk`] decided.
+enum Admit {
+    /// The association was aborted.
+    Aborted,
+    /// Handled without keeping the payload (duplicate, dropped, unknown stream).
+    Done,
+    /// Keep it; `cum` and `had_gaps` are the TSN map's state before it.
+    Take {
+        compact: bool,
+        cum: u32,
+        had_gaps: bool,
+    },
+}
 
 /// Payloads shorter than this are copied so they do not pin their whole datagram in memory.
 const COPY_BELOW: usize = 256;
@@ -63,26 +85,102 @@ impl Association {
 
     /// One DATA chunk (RFC 9260 §6.2). Returns false if the association was aborted.
     pub(super) fn on_data(&mut self, now: Instant, d: Data) -> bool {
-        if d.user_data.is_empty() {
+        let head = UserChunk {
+            tsn: d.tsn,
+            stream_id: d.stream_id,
+            immediate: d.immediate,
+            len: d.user_data.len(),
+        };
+        let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head) {
+            Admit::Aborted => return false,
+            Admit::Done => return true,
+            Admit::Take {
+                compact,
+                cum,
+                had_gaps,
+            } => (compact, cum, had_gaps),
+        };
+        if self.features.nr_sack
+            && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
+            && !d.unordered
+        {
+            self.sack.undelivered.insert(d.tsn, d.stream_id, d.ssn);
+        }
+        self.reasm.insert(
+            Fragment {
+                tsn: d.tsn,
+                stream_id: d.stream_id,
+                ssn: d.ssn,
+                ppid: d.ppid,
+                unordered: d.unordered,
+                beginning: d.beginning,
+                ending: d.ending,
+                data: d.user_data,
+            },
+            compact,
+        );
+        self.after_user_chunk(cum, had_gaps, head.immediate);
+        true
+    }
+
+    /// One I-DATA chunk (RFC 8260 §2.1), accepted as DATA is (§6.2 of RFC 9260) and
+    /// reassembled by message identifier. Returns false if the association was aborted.
+    pub(super) fn on_idata(&mut self, now: Instant, d: IData) -> bool {
+        let head = UserChunk {
+            tsn: d.tsn,
+            stream_id: d.stream_id,
+            immediate: d.immediate,
+            len: d.user_data.len(),
+        };
+        let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head) {
+            Admit::Aborted => return false,
+            Admit::Done => return true,
+            Admit::Take {
+                compact,
+                cum,
+                had_gaps,
+            } => (compact, cum, had_gaps),
+        };
+        self.reasm.insert_interleaved(
+            IFragment {
+                stream_id: d.stream_id,
+                mid: d.mid,
+                fsn: d.fsn,
+                ppid: d.ppid,
+                unordered: d.unordered,
+                beginning: d.beginning,
+                ending: d.ending,
+                data: d.user_data,
+            },
+            compact,
+        );
+        self.after_user_chunk(cum, had_gaps, head.immediate);
+        true
+    }
+
+    /// The checks every DATA or I-DATA chunk passes before its payload is kept (RFC 9260
+    /// §6.2, §6.5): empty, duplicate, too far ahead, unknown stream, no room.
+    fn admit_user_chunk(&mut self, now: Instant, d: &UserChunk) -> Admit {
+        if d.len == 0 {
             // RFC 9260 §6.2: a DATA chunk without user data is answered with ABORT.
             let cause = ErrorCause::NoUserData { tsn: d.tsn };
             self.queue_abort(vec![cause.clone()]);
             self.close(now, CloseReason::ProtocolViolation(cause));
-            return false;
+            return Admit::Aborted;
         }
         let tsn = d.tsn;
         if self.tsn_map.contains(tsn) {
             self.tsn_map.insert(tsn);
             self.stats.duplicate_tsns += 1;
             self.sack.due = true;
-            return true;
+            return Admit::Done;
         }
         let cum = self.tsn_map.cum_tsn();
         if tsn.wrapping_sub(cum) > u16::MAX as u32 {
             // Too far ahead for a gap ack block to report: drop, the peer retransmits.
             self.sack.dropped = true;
             self.sack.due = true;
-            return true;
+            return Admit::Done;
         }
         if d.stream_id >= self.inbound_streams {
             // RFC 9260 §6.5: acknowledge, report Invalid Stream Identifier, discard.
@@ -97,38 +195,27 @@ impl Association {
                 },
             );
             self.sack.due = true;
-            return true;
+            return Admit::Done;
         }
-        let len = d.user_data.len();
-        if !self.rx_room_for(tsn, len) {
+        if !self.rx_room_for(tsn, d.len) {
             self.sack.dropped = true;
             self.sack.due = true;
-            return true;
+            return Admit::Done;
         }
         let had_gaps = self.tsn_map.has_gaps();
         self.tsn_map.insert(tsn);
-        if self.features.nr_sack
-            && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
-            && !d.unordered
-        {
-            self.sack.undelivered.insert(tsn, d.stream_id, d.ssn);
-        }
         // A payload much smaller than its datagram is copied if it is held as it is, so held
         // memory stays within twice the bytes charged to the window.
-        let compact = len < COPY_BELOW || len * 2 < self.rx_datagram_len;
-        self.reasm.insert(
-            Fragment {
-                tsn,
-                stream_id: d.stream_id,
-                ssn: d.ssn,
-                ppid: d.ppid,
-                unordered: d.unordered,
-                beginning: d.beginning,
-                ending: d.ending,
-                data: d.user_data,
-            },
+        let compact = d.len < COPY_BELOW || d.len * 2 < self.rx_datagram_len;
+        Admit::Take {
             compact,
-        );
+            cum,
+            had_gaps,
+        }
+    }
+
+    /// When to SACK after a chunk was taken (`cum`, `had_gaps`: before it).
+    fn after_user_chunk(&mut self, cum: u32, had_gaps: bool, immediate_bit: bool) {
         // Out-of-order arrival, or a gap just filled: SACK at once (§6.7); I bit (RFC 7053).
         // With CMT's DAC (Iyengar et al. §3.3) reordering across paths is normal: the
         // receiver keeps delaying (the SACK flags tell the sender how many packets it
@@ -143,11 +230,10 @@ impl Association {
         } else {
             had_gaps || self.tsn_map.has_gaps()
         };
-        if immediate || d.immediate {
+        if immediate || immediate_bit {
             self.sack.due = true;
         }
         self.signal_readable();
-        true
     }
 
     /// Whether a new chunk of `len` bytes with `tsn` fits the receive buffer (§6.2): when
@@ -306,6 +392,28 @@ impl Association {
         self.tsn_map.forward(f.new_cum_tsn);
         let streams: Vec<(u16, u16)> = f.streams.iter().map(|s| (s.stream_id, s.ssn)).collect();
         self.reasm.forward_tsn(f.new_cum_tsn, &streams);
+        self.sack.due = true;
+        self.signal_readable();
+    }
+
+    /// I-FORWARD-TSN (RFC 8260 §2.3): FORWARD-TSN with message identifiers, ordered and
+    /// unordered.
+    pub(super) fn on_iforward_tsn(&mut self, f: IForwardTsn) {
+        if tsn_le(f.new_cum_tsn, self.tsn_map.cum_tsn()) {
+            self.sack.due = true;
+            return;
+        }
+        if f.new_cum_tsn.wrapping_sub(self.tsn_map.cum_tsn()) > (1 << 24) {
+            // Implausibly far: ignore rather than skip a huge TSN range.
+            return;
+        }
+        self.tsn_map.forward(f.new_cum_tsn);
+        let streams: Vec<(u16, bool, u32)> = f
+            .streams
+            .iter()
+            .map(|s| (s.stream_id, s.unordered, s.mid))
+            .collect();
+        self.reasm.iforward_tsn(f.new_cum_tsn, &streams);
         self.sack.due = true;
         self.signal_readable();
     }

@@ -38,6 +38,9 @@ use bytes::{Bytes, BytesMut};
 
 use crate::serial::{ssn_lt, tsn_le};
 
+mod interleaved;
+pub(crate) use interleaved::IFragment;
+
 /// A message ready for the application.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReceivedMessage {
@@ -163,6 +166,8 @@ pub(crate) struct Reassembly {
     size_hint: usize,
     /// A spare `Tail::lens`, so the fast path does not allocate it per message.
     spare_lens: Vec<usize>,
+    /// I-DATA reassembly (RFC 8260), used instead of the maps above once negotiated.
+    il: interleaved::Interleaved,
 }
 
 impl Reassembly {
@@ -179,6 +184,15 @@ impl Reassembly {
             tail: None,
             size_hint: 0,
             spare_lens: Vec::new(),
+            il: interleaved::Interleaved::default(),
+        }
+    }
+
+    /// Reassembles I-DATA (RFC 8260 §2.1) from now on, if `on`: before any data arrived.
+    pub(crate) fn set_interleaved(&mut self, on: bool) {
+        if on {
+            let streams = u16::try_from(self.next_ssn.len()).unwrap_or(u16::MAX);
+            self.il = interleaved::Interleaved::new(streams);
         }
     }
 
@@ -399,7 +413,7 @@ impl Reassembly {
     /// that the caller can charge a per-chunk overhead against the receive buffer).
     pub(crate) fn held_chunks(&self) -> usize {
         let tail = self.tail.as_ref().map_or(0, |t| t.lens.len());
-        tail + self.fragments.len() + self.held.len() + self.ready.len()
+        tail + self.fragments.len() + self.held.len() + self.ready.len() + self.il.held_chunks()
     }
 
     /// PR-SCTP (RFC 3758 §3.6): drops the partial messages that miss a TSN at or before
@@ -608,3 +622,6 @@ impl Reassembly {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod interleaved_tests;

@@ -534,6 +534,28 @@ impl Scheduler {
         }
     }
 
+    /// Whether this discipline interleaves fragments of different streams' messages when
+    /// I-DATA allows it (RFC 8260 §3.3, §3.5, §3.6: per-packet round robin, fair capacity
+    /// and weighted fair queueing share the association below the message size).
+    pub(crate) fn interleaves(&self) -> bool {
+        matches!(
+            self.kind,
+            SchedulerKind::RoundRobinPacket | SchedulerKind::FairCapacity | SchedulerKind::Wfq
+        )
+    }
+
+    /// The message of `stream` stops after a fragment but is not done (I-DATA): the stream
+    /// goes back among the ready ones as if that message were queued and not started, so
+    /// the discipline may pick another stream for the next chunk (RFC 8260 §3.1).
+    pub(crate) fn on_message_yield(&mut self, stream: u16) {
+        let i = stream as usize;
+        if self.pending.len() <= i {
+            self.pending.resize(i + 1, 0);
+        }
+        self.pending[i] += 1;
+        self.on_message_done(stream, true);
+    }
+
     /// `bytes` of user data of `stream` went into a chunk.
     #[inline]
     pub(crate) fn on_sent(&mut self, stream: u16, bytes: usize) {

@@ -2,7 +2,7 @@
 //! Advanced.Peer.Ack.Point and the FORWARD-TSN that moves the peer past them.
 
 use braid_wire::Chunk;
-use braid_wire::chunk::{ForwardTsn, ForwardTsnStream};
+use braid_wire::chunk::{ForwardTsn, ForwardTsnStream, IForwardTsn, IForwardTsnStream};
 
 use super::sent::ChunkState;
 use crate::association::Association;
@@ -13,25 +13,54 @@ impl Association {
     /// Abandons the message whose chunk sits at `index` in the retransmission queue: every
     /// fragment of it (RFC 3758 §3.5 A3 — all fragments go together).
     pub(crate) fn abandon_message_at(&mut self, index: usize) {
-        let (stream, ssn, unordered) = {
+        let (stream, ssn, mid, unordered) = {
             let s = &self.tx.outstanding[index];
-            (s.stream, s.ssn, s.unordered)
+            (s.stream, s.ssn, s.mid, s.unordered)
         };
-        // Fragments of one message are consecutive TSNs: walk back to B and forward to E.
-        let mut start = index;
-        while start > 0 && !self.tx.outstanding[start].beginning {
-            start -= 1;
-        }
-        let mut end = index;
-        while end + 1 < self.tx.outstanding.len() && !self.tx.outstanding[end].ending {
-            end += 1;
-        }
+        let idata = self.idata();
+        let (start, end) = if idata {
+            // RFC 8260 §2.2.2: other streams' fragments may sit between this message's ones,
+            // which are found by MID between its B and E fragments (if still outstanding).
+            let q = &self.tx.outstanding;
+            let same = |i: usize| {
+                let s = &q[i];
+                s.stream == stream && s.mid == mid && s.unordered == unordered
+            };
+            let start = if q[index].beginning {
+                index
+            } else {
+                (0..index)
+                    .rev()
+                    .find(|&i| same(i) && q[i].beginning)
+                    .unwrap_or(0)
+            };
+            let end = if q[index].ending {
+                index
+            } else {
+                (index + 1..q.len())
+                    .find(|&i| same(i) && q[i].ending)
+                    .unwrap_or(q.len() - 1)
+            };
+            (start, end)
+        } else {
+            // Fragments of one message are consecutive TSNs: walk back to B and on to E.
+            let mut start = index;
+            while start > 0 && !self.tx.outstanding[start].beginning {
+                start -= 1;
+            }
+            let mut end = index;
+            while end + 1 < self.tx.outstanding.len() && !self.tx.outstanding[end].ending {
+                end += 1;
+            }
+            (start, end)
+        };
         let mut events = std::mem::take(&mut self.events);
         for i in start..=end {
             let tx = &mut self.tx;
             let s = &mut tx.outstanding[i];
+            let other = if idata { s.mid != mid } else { s.ssn != ssn };
             if s.stream != stream
-                || s.ssn != ssn
+                || other
                 || s.unordered != unordered
                 || matches!(s.state, ChunkState::Abandoned | ChunkState::NrAcked)
             {
@@ -91,6 +120,9 @@ impl Association {
             return None;
         }
         self.tx.forward_tsn_pending = false;
+        if self.idata() {
+            return Some(self.iforward_tsn_chunk());
+        }
         let mut streams: Vec<ForwardTsnStream> = Vec::new();
         for s in &self.tx.outstanding {
             if tsn_gt(s.tsn, self.tx.adv_peer_ack) {
@@ -110,5 +142,32 @@ impl Association {
             new_cum_tsn: self.tx.adv_peer_ack,
             streams,
         }))
+    }
+
+    /// The I-FORWARD-TSN announcing the Advanced.Peer.Ack.Point (RFC 8260 §2.3.1): per
+    /// stream the largest ordered and the largest unordered MID skipped.
+    fn iforward_tsn_chunk(&self) -> Chunk {
+        let mut streams: Vec<IForwardTsnStream> = Vec::new();
+        for s in &self.tx.outstanding {
+            if tsn_gt(s.tsn, self.tx.adv_peer_ack) {
+                break;
+            }
+            let entry = streams
+                .iter_mut()
+                .find(|e| e.stream_id == s.stream && e.unordered == s.unordered);
+            match entry {
+                Some(e) if tsn_gt(s.mid, e.mid) => e.mid = s.mid,
+                Some(_) => {}
+                None => streams.push(IForwardTsnStream {
+                    stream_id: s.stream,
+                    unordered: s.unordered,
+                    mid: s.mid,
+                }),
+            }
+        }
+        Chunk::IForwardTsn(IForwardTsn {
+            new_cum_tsn: self.tx.adv_peer_ack,
+            streams,
+        })
     }
 }

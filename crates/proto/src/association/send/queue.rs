@@ -36,6 +36,10 @@ struct OutMessage {
     offset: usize,
     /// SSN, assigned when the first fragment leaves.
     ssn: u16,
+    /// I-DATA MID, assigned when the first fragment leaves (RFC 8260 §2.1).
+    mid: u32,
+    /// I-DATA FSN of the next fragment.
+    fsn: u32,
     expires: Option<Instant>,
 }
 
@@ -43,6 +47,8 @@ struct OutMessage {
 struct OutStream {
     queue: VecDeque<OutMessage>,
     next_ssn: u16,
+    /// Next I-DATA MID: \[ordered, unordered\] (RFC 8260 §2.1: separate sequences).
+    next_mid: [u32; 2],
     /// Bytes queued or sent and not yet acknowledged.
     buffered: usize,
     /// Whether the buffer-low event may fire (it went above the threshold since).
@@ -87,6 +93,8 @@ pub(crate) struct SendQueue {
     pub(crate) forward_tsn_pending: bool,
     /// Threshold of the per-stream buffer-low event.
     low_threshold: usize,
+    /// I-DATA was negotiated: chunks carry MID and FSN, and fragments may interleave.
+    idata: bool,
 }
 
 impl SendQueue {
@@ -111,7 +119,13 @@ impl SendQueue {
             adv_peer_ack: 0,
             forward_tsn_pending: false,
             low_threshold: 0,
+            idata: false,
         }
+    }
+
+    /// Uses I-DATA (RFC 8260) from now on: MIDs and FSNs, interleaving if the scheduler does.
+    pub(crate) fn set_idata(&mut self, on: bool) {
+        self.idata = on;
     }
 
     /// Sets the first TSN and the negotiated stream count (after the handshake).
@@ -177,6 +191,8 @@ impl SendQueue {
             opts,
             offset: 0,
             ssn: 0,
+            mid: 0,
+            fsn: 0,
             expires,
         });
         s.buffered += len;
@@ -191,6 +207,7 @@ impl SendQueue {
             s.queue.clear();
             s.buffered = 0;
             s.next_ssn = 0;
+            s.next_mid = [0; 2];
             s.low_armed = false;
         }
         self.sched.retain_below(0);
@@ -257,6 +274,12 @@ impl SendQueue {
                 m.ssn = s.next_ssn;
                 s.next_ssn = s.next_ssn.wrapping_add(1);
             }
+            if beginning {
+                let k = usize::from(m.opts.unordered);
+                m.mid = s.next_mid[k];
+                s.next_mid[k] = s.next_mid[k].wrapping_add(1);
+                m.fsn = 0;
+            }
             let len = (m.data.len() - m.offset).min(max_payload);
             let data = m.data.slice(m.offset..m.offset + len);
             m.offset += len;
@@ -270,6 +293,8 @@ impl SendQueue {
                 seq,
                 stream,
                 ssn: m.ssn,
+                mid: m.mid,
+                fsn: m.fsn,
                 ppid: m.opts.ppid,
                 unordered: m.opts.unordered,
                 beginning,
@@ -286,6 +311,7 @@ impl SendQueue {
                 expires: m.expires,
                 psn: 0,
             };
+            m.fsn = m.fsn.wrapping_add(1);
             self.queued_bytes -= len;
             self.outstanding_bytes += len;
             self.sched.on_sent(stream, len);
@@ -295,6 +321,10 @@ impl SendQueue {
                 self.current = None;
                 let more = !s.queue.is_empty();
                 self.sched.on_message_done(stream, more);
+            } else if self.idata && !pin && self.sched.interleaves() {
+                // RFC 8260 §3.1: with I-DATA the next chunk may belong to another stream.
+                self.current = None;
+                self.sched.on_message_yield(stream);
             } else {
                 self.current = Some(stream);
             }

@@ -54,6 +54,10 @@ pub(crate) struct Sent {
     pub(crate) seq: u64,
     pub(crate) stream: u16,
     pub(crate) ssn: u16,
+    /// I-DATA message identifier (RFC 8260 §2.1), per stream and per ordered/unordered.
+    pub(crate) mid: u32,
+    /// I-DATA fragment sequence number: 0 for the B fragment, then one more per fragment.
+    pub(crate) fsn: u32,
     pub(crate) ppid: u32,
     pub(crate) unordered: bool,
     pub(crate) beginning: bool,
@@ -209,9 +213,11 @@ impl Sent {
     /// Appends the chunk as DATA (RFC 9260 §3.3.1), or as LS-DATA on path `ls_pid` with its
     /// PSN (002_*.txt Fig. 7), field by field rather than through `Chunk::encode`: this is
     /// the hottest path of the sender.
-    pub(crate) fn encode(&self, ls_pid: Option<u8>, buf: &mut Vec<u8>) {
+    pub(crate) fn encode(&self, ls_pid: Option<u8>, idata: bool, buf: &mut Vec<u8>) {
         let header = if ls_pid.is_some() {
             braid_wire::chunk::LS_DATA_HEADER_LEN
+        } else if idata {
+            braid_wire::chunk::I_DATA_HEADER_LEN
         } else {
             braid_wire::chunk::DATA_HEADER_LEN
         };
@@ -224,6 +230,8 @@ impl Sent {
             | u8::from(self.ending);
         let chunk_type = if ls_pid.is_some() {
             <braid_wire::chunk::LsData as braid_wire::chunk::ChunkBody>::TYPE.0
+        } else if idata {
+            braid_wire::chunk::ChunkType::I_DATA.0
         } else {
             0
         };
@@ -238,8 +246,16 @@ impl Sent {
             buf.extend_from_slice(&[0, 0]);
         }
         buf.extend_from_slice(&self.stream.to_be_bytes());
-        buf.extend_from_slice(&self.ssn.to_be_bytes());
-        buf.extend_from_slice(&self.ppid.to_be_bytes());
+        if idata && ls_pid.is_none() {
+            // RFC 8260 §2.1: reserved, MID, then PPID on the first fragment, FSN on the others.
+            buf.extend_from_slice(&[0, 0]);
+            buf.extend_from_slice(&self.mid.to_be_bytes());
+            let word = if self.beginning { self.ppid } else { self.fsn };
+            buf.extend_from_slice(&word.to_be_bytes());
+        } else {
+            buf.extend_from_slice(&self.ssn.to_be_bytes());
+            buf.extend_from_slice(&self.ppid.to_be_bytes());
+        }
         buf.extend_from_slice(&self.data);
         buf.resize(buf.len() + (4 - (len & 3)) % 4, 0);
     }

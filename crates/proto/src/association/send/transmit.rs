@@ -178,10 +178,12 @@ impl Association {
         wrote
     }
 
-    /// Bytes of DATA (or LS-DATA) chunk header.
+    /// Bytes of DATA (or LS-DATA, I-DATA) chunk header.
     pub(crate) fn data_header_len(&self) -> usize {
         if self.ls() {
             braid_wire::chunk::LS_DATA_HEADER_LEN
+        } else if self.idata() {
+            braid_wire::chunk::I_DATA_HEADER_LEN
         } else {
             braid_wire::chunk::DATA_HEADER_LEN
         }
@@ -221,7 +223,7 @@ impl Association {
         let s = &mut self.tx.outstanding[i];
         let own = std::mem::replace(&mut s.psn, psn);
         let before = buf.len();
-        s.encode(pid, buf);
+        s.encode(pid, self.features.idata, buf);
         s.psn = own;
         *room = room.saturating_sub(buf.len() - before);
         let p = &mut self.paths[pi];
@@ -299,7 +301,7 @@ impl Association {
                 s.psn = self.paths[pi].psn.take_for(s.seq);
             }
             let at = buf.len();
-            s.encode(ls_pid, buf);
+            s.encode(ls_pid, self.features.idata, buf);
             let tsn = s.tsn;
             if rbit {
                 // Fig. 6 rule (a): every retransmission carries the retransmit bit.
@@ -383,7 +385,7 @@ impl Association {
             if ls_pid.is_some() {
                 sent.psn = self.paths[pi].psn.take_for(sent.seq);
             }
-            sent.encode(ls_pid, buf);
+            sent.encode(ls_pid, self.features.idata, buf);
             *room -= data_chunk_size(header, sent.data.len());
             let len = sent.data.len();
             self.note_assigned(path, len);
