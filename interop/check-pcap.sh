@@ -11,6 +11,7 @@
 # (braid ↔ braid with LS-SCTP: LS-DATA and LS-SACK count, tshark shows them as unknown types).
 # With BRAID_PEER_SPURIOUS=eifel-timestamp or eifel+duptsn (braid ↔ braid with Eifel, 004_*.txt)
 # every frame carrying DATA must lead with a TIMESTAMP chunk (0xB3), or the check fails.
+# With EXPECT_IDATA=1 (both sides offered I-DATA) the capture must carry I-DATA and no DATA.
 # One known peer bug is tolerated and counted: a frame holding only a HEARTBEAT chunk of
 # length 4 (no Heartbeat Info, which RFC 9260 §3.3.5 requires) — pion sends those; braid
 # never does (its HEARTBEATs carry info, and it answers an empty one with a well-formed ACK).
@@ -39,7 +40,8 @@ case "${BRAID_PEER_SPURIOUS:-}" in
 eifel-timestamp | eifel+duptsn) expect_ts=1 ;;
 *) expect_ts=0 ;;
 esac
-awk -F'|' -v pcap="$pcap" -v port="$port" -v expect_ts="$expect_ts" '
+awk -F'|' -v pcap="$pcap" -v port="$port" -v expect_ts="$expect_ts" \
+	-v expect_idata="${EXPECT_IDATA:-0}" '
 function bad(what) {
 	nbad++
 	if (nbad <= 10) printf "  frame %s: %s\n", $1, what
@@ -70,6 +72,7 @@ function bad(what) {
 END {
 	status = "ok"
 	if (nbad > 0) status = "FAIL"
+	if (expect_idata && (idata == 0 || data > 0)) { status = "FAIL"; print "  I-DATA expected, DATA sent instead" }
 	if (data + idata + lsdata == 0 || sack + lssack == 0) { status = "FAIL"; print "  no DATA/I-DATA/LS-DATA or no SACK/LS-SACK chunk: the capture proves nothing" }
 	printf "check-pcap: %s (udp port %s): %d frames, %d DATA, %d I-DATA, %d LS-DATA, %d SACK, %d LS-SACK chunks, %d frames led by TIMESTAMP; %d malformed, %d not SCTP, %d bad checksum, %d expert errors; %d empty peer HEARTBEATs tolerated: %s\n", \
 		pcap, port, frames, data, idata, lsdata + 0, sack, lssack + 0, tsframes + 0, malformed, notsctp, badsum, experr, tolerated + 0, status

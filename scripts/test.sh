@@ -29,3 +29,6 @@ BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" BRAID_PEER_LS=on PEERS="b
   BYTES=10MiB STREAMS=4 bash interop/selftest.sh
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" BRAID_PEER_SPURIOUS=eifel-timestamp \
   PEERS="braid" BYTES=10MiB STREAMS=4 bash interop/selftest.sh
+# I-DATA (RFC 8260) both ways with dcSCTP and braid: every capture must carry I-DATA, no DATA.
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" BRAID_PEER_IDATA=on DCSCTP_IDATA=on \
+  EXPECT_IDATA=1 PEERS="braid dcsctp" ONLY_WITH=braid BYTES=10MiB STREAMS=4 bash interop/selftest.sh
