@@ -60,6 +60,40 @@ fn timeouts(p: &Pair, c: AssocId) -> u64 {
 
 /// Packets held back behind later ones: every fast retransmit they cause is spurious, and
 /// each variant finds some; with detection off none is reported.
+/// A scripted peer of an endpoint that detects by `d` (no idle heartbeats).
+fn script(d: SpuriousDetection) -> Script {
+    Script::server_with(
+        AssociationConfig {
+            spurious_detection: d,
+            ..quiet_config()
+        },
+        4,
+    )
+}
+
+/// The peer's Eifel-Supported, echoing timestamps only.
+fn echoes_timestamps() -> Param {
+    Param::EifelSupported {
+        timestamp: true,
+        retransmit_bit: false,
+    }
+}
+
+/// A TIMESTAMP chunk for the scripted peer to lead a packet with.
+fn timestamp(value: u32, echo: u32) -> braid_wire::Chunk {
+    braid_wire::Chunk::Unknown(braid_wire::RawChunk::from_body(&Timestamp { value, echo }))
+}
+
+/// `n` messages of 100 bytes queued at one instant, so they go bundled.
+fn send_bundled(s: &mut Script, n: u8) {
+    let now = s.now;
+    for i in 0..n {
+        let m = bytes::Bytes::from(vec![i; 100]);
+        s.assoc_mut().send(now, 0, m, Default::default()).unwrap();
+    }
+    s.flush();
+}
+
 #[test]
 fn reordering_makes_spurious_fast_retransmits_that_every_variant_finds() {
     let reordering = Wire {
@@ -193,11 +227,7 @@ fn a_delay_spike_makes_a_spurious_timeout_that_eifel_ends_early() {
 /// TIMESTAMP chunk goes, and DupTSN detection (which needs nothing from the peer) runs.
 #[test]
 fn no_timestamp_chunk_goes_to_a_peer_that_did_not_offer_it() {
-    let cfg = AssociationConfig {
-        spurious_detection: SpuriousDetection::EifelTimestamp,
-        ..quiet_config()
-    };
-    let mut s = Script::server_with(cfg, 4);
+    let mut s = script(SpuriousDetection::EifelTimestamp);
     s.establish_passive();
     s.app_send(0, b"no timestamps for you");
     let out = s.expect();
@@ -208,15 +238,8 @@ fn no_timestamp_chunk_goes_to_a_peer_that_did_not_offer_it() {
 /// retransmission of the retransmit-bit variant carries the bit.
 #[test]
 fn a_peer_that_offered_it_gets_timestamps_first_in_every_packet() {
-    let cfg = AssociationConfig {
-        spurious_detection: SpuriousDetection::EifelTimestamp,
-        ..quiet_config()
-    };
-    let mut s = Script::server_with(cfg, 4);
-    s.init_params = vec![Param::EifelSupported {
-        timestamp: true,
-        retransmit_bit: false,
-    }];
+    let mut s = script(SpuriousDetection::EifelTimestamp);
+    s.init_params = vec![echoes_timestamps()];
     s.establish_passive();
     s.app_send(0, b"first");
     let out = s.expect();
@@ -277,23 +300,10 @@ fn the_retransmit_bit_marks_retransmissions_and_the_sacks_that_answer_them() {
 /// go again in one packet. A SACK that acknowledges only the first with the original's
 /// timestamp is not a cover ack and decides nothing; the cover ack then decides by its echo.
 fn bundled_timeout(cover_echo_is_original: bool) -> u64 {
-    use braid_wire::{Chunk, RawChunk};
-    let cfg = AssociationConfig {
-        spurious_detection: SpuriousDetection::EifelTimestamp,
-        ..quiet_config()
-    };
-    let mut s = Script::server_with(cfg, 4);
-    s.init_params = vec![Param::EifelSupported {
-        timestamp: true,
-        retransmit_bit: false,
-    }];
+    let mut s = script(SpuriousDetection::EifelTimestamp);
+    s.init_params = vec![echoes_timestamps()];
     s.establish_passive();
-    let now = s.now;
-    for i in 0..8u8 {
-        let m = bytes::Bytes::from(vec![i; 100]);
-        s.assoc_mut().send(now, 0, m, Default::default()).unwrap();
-    }
-    s.flush();
+    send_bundled(&mut s, 8);
     let first = s.expect();
     assert_eq!(first.tsns().len(), 8, "{}", first.describe());
     let original: Timestamp = first.get().unwrap();
@@ -303,7 +313,7 @@ fn bundled_timeout(cover_echo_is_original: bool) -> u64 {
     let retransmit: Timestamp = again.get().unwrap();
     assert!(retransmit.value > original.value);
     let tsns = first.tsns();
-    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    let ts = |echo: u32| timestamp(1, echo);
     // Only the first chunk's original arrived (the others were lost): not a cover ack.
     s.send_chunks(vec![ts(original.value), sack(tsns[0], 1 << 20, &[])]);
     assert_eq!(
@@ -340,11 +350,7 @@ fn only_a_cover_ack_decides_and_its_echo_says_which_copy_arrived() {
 #[test]
 fn one_duplicate_report_does_not_cover_two_retransmissions() {
     use braid_wire::Chunk;
-    let cfg = AssociationConfig {
-        spurious_detection: SpuriousDetection::DupTsn,
-        ..quiet_config()
-    };
-    let mut s = Script::server_with(cfg, 4);
+    let mut s = script(SpuriousDetection::DupTsn);
     s.establish_passive();
     s.app_send(0, b"lost, then sent twice");
     let first = s.expect();
@@ -373,29 +379,16 @@ fn one_duplicate_report_does_not_cover_two_retransmissions() {
 /// window cut.
 #[test]
 fn a_loss_fast_retransmitted_later_in_the_recovery_is_not_masked() {
-    use braid_wire::{Chunk, RawChunk};
-    let cfg = AssociationConfig {
-        spurious_detection: SpuriousDetection::EifelTimestamp,
-        ..quiet_config()
-    };
-    let mut s = Script::server_with(cfg, 4);
-    s.init_params = vec![Param::EifelSupported {
-        timestamp: true,
-        retransmit_bit: false,
-    }];
+    let mut s = script(SpuriousDetection::EifelTimestamp);
+    s.init_params = vec![echoes_timestamps()];
     s.establish_passive();
-    let now = s.now;
-    for i in 0..8u8 {
-        let m = bytes::Bytes::from(vec![i; 100]);
-        s.assoc_mut().send(now, 0, m, Default::default()).unwrap();
-    }
-    s.flush();
+    send_bundled(&mut s, 8);
     let first = s.expect();
     let tsns = first.tsns();
     assert_eq!(tsns.len(), 8, "{}", first.describe());
     let original: Timestamp = first.get().unwrap();
     let base = tsns[0];
-    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    let ts = |echo: u32| timestamp(1, echo);
     // TSN base is only late, base+2 is lost; the others arrive.
     let cum = base.wrapping_sub(1);
     s.advance(Duration::from_millis(10));
@@ -440,11 +433,7 @@ fn a_loss_fast_retransmitted_later_in_the_recovery_is_not_masked() {
 #[test]
 fn an_abandoned_retransmission_is_not_called_spurious() {
     use braid_wire::chunk::ForwardTsn;
-    let cfg = AssociationConfig {
-        spurious_detection: SpuriousDetection::EifelRbit,
-        ..quiet_config()
-    };
-    let mut s = Script::server_with(cfg, 4);
+    let mut s = script(SpuriousDetection::EifelRbit);
     s.init_params = vec![
         Param::EifelSupported {
             timestamp: false,
@@ -489,7 +478,6 @@ fn an_abandoned_retransmission_is_not_called_spurious() {
 #[test]
 fn a_retransmission_above_an_older_hole_is_not_called_spurious() {
     use braid_proto::CmtConfig;
-    use braid_wire::{Chunk, RawChunk};
     use common::multihome::{sack_dac, tsns_to};
     let cfg = AssociationConfig {
         spurious_detection: SpuriousDetection::EifelTimestamp,
@@ -522,7 +510,7 @@ fn a_retransmission_above_an_older_hole_is_not_called_spurious() {
     let on_b = tsns_to(&outs, b);
     assert!(on_a.len() >= 4 && on_b.len() >= 4, "{on_a:?} {on_b:?}");
     let orig_a: Timestamp = outs.iter().find(|o| o.remote == a).unwrap().get().unwrap();
-    let ts = |echo: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value: 1, echo }));
+    let ts = |echo: u32| timestamp(1, echo);
     let cum = s.ep_tsn(0).wrapping_sub(1);
     // B's first chunk is lost, its others arrive one by one; A's are all still on the way.
     let lost = on_b[0];
@@ -563,14 +551,10 @@ fn a_retransmission_above_an_older_hole_is_not_called_spurious() {
 #[test]
 fn a_peer_restart_starts_the_timestamp_echo_afresh() {
     use braid_wire::chunk::{CookieAck, CookieEcho, InitAck};
-    use braid_wire::{Chunk, RawChunk};
     use common::script::data;
-    let ts = |value: u32| Chunk::Unknown(RawChunk::from_body(&Timestamp { value, echo: 0 }));
+    let ts = |value: u32| timestamp(value, 0);
     let mut s = Script::server_with(quiet_config(), 6);
-    s.init_params = vec![Param::EifelSupported {
-        timestamp: true,
-        retransmit_bit: false,
-    }];
+    s.init_params = vec![echoes_timestamps()];
     s.establish_passive();
     let p0 = s.peer_tsn(0);
     s.send_chunks(vec![ts(2_000_000_000), data(p0, 0, 0, b"old peer")]);

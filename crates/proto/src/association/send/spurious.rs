@@ -240,14 +240,15 @@ impl Association {
             // with an older TSval — an original still in flight (CMT, another path), or an
             // abandoned one the FORWARD-TSN will skip — would make the cover ack echo an
             // older timestamp though this retransmission was needed: Eifel cannot decide.
-            let hole = outstanding
-                .iter()
-                .take_while(|s| tsn_lt(s.tsn, tsn))
-                .any(|s| match s.state {
-                    ChunkState::InFlight => s.tx_count <= 1,
-                    ChunkState::Abandoned => true,
-                    _ => false,
-                });
+            let hole = e.eifel_open
+                && outstanding
+                    .iter()
+                    .take_while(|s| tsn_lt(s.tsn, tsn))
+                    .any(|s| match s.state {
+                        ChunkState::InFlight => s.tx_count <= 1,
+                        ChunkState::Abandoned => true,
+                        _ => false,
+                    });
             if hole {
                 e.eifel_open = false;
             }
