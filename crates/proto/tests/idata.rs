@@ -685,3 +685,46 @@ fn round_robin_per_packet_gives_each_packet_to_one_stream_and_alternates() {
     let owners: Vec<u16> = per_packet.iter().map(|p| p[0]).collect();
     assert!(owners.windows(2).all(|w| w[0] != w[1]), "{owners:?}");
 }
+
+#[test]
+fn nr_sack_under_the_delivered_policy_holds_back_an_i_data_message_until_it_is_delivered() {
+    let mut s = Script::server_with(
+        AssociationConfig {
+            nr_sack_policy: braid_proto::NrSackPolicy::Delivered,
+            ..idata_config()
+        },
+        11,
+    );
+    let mut params = idata_params();
+    if let Param::SupportedExtensions(l) = &mut params[1] {
+        l.push(ChunkType::NR_SACK.0);
+    }
+    s.init_params = params;
+    s.establish_passive();
+    let base = s.peer_tsn(0);
+    let t = |i: u32| base.wrapping_add(i);
+    // MID 1 of stream 0 arrives whole before MID 0: received, but not deliverable.
+    s.send_chunks(vec![frag(t(1), 0, 1, 0, true, b"second")]);
+    let nr = s.expect_chunk::<braid_wire::chunk::NrSack>();
+    assert_eq!(nr.cum_tsn_ack, t(0).wrapping_sub(1));
+    assert_eq!(
+        (nr.gap_blocks.len(), nr.nr_gap_blocks.len()),
+        (1, 0),
+        "{nr:?}"
+    );
+    // MID 0 of stream 1 is delivered at once: only it (offset 3 from cum) is non-renegable.
+    s.send_chunks(vec![frag(t(2), 1, 0, 0, true, b"other")]);
+    let nr = s.expect_chunk::<braid_wire::chunk::NrSack>();
+    let blocks: Vec<(u16, u16)> = nr.nr_gap_blocks.iter().map(|b| (b.start, b.end)).collect();
+    assert_eq!(blocks, vec![(3, 3)], "{nr:?}");
+    // MID 0 of stream 0 fills the hole: both of stream 0's messages go up, cum covers all.
+    s.send_chunks(vec![frag(t(0), 0, 0, 0, true, b"first")]);
+    assert_eq!(
+        read_all(&mut s),
+        vec![
+            (1, b"other".to_vec()),
+            (0, b"first".to_vec()),
+            (0, b"second".to_vec())
+        ]
+    );
+}

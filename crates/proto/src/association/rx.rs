@@ -10,7 +10,7 @@ use crate::event::{CloseReason, Event};
 use crate::path::PathId;
 use crate::recv::reassembly::{Fragment, IFragment};
 use crate::recv::undelivered::Undelivered;
-use crate::serial::{tsn_gt, tsn_le};
+use crate::serial::{ssn_lt, tsn_gt, tsn_le, tsn_lt};
 use crate::time::Instant;
 use crate::timer::Timer;
 
@@ -104,7 +104,9 @@ impl Association {
             && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
             && !d.unordered
         {
-            self.sack.undelivered.insert(d.tsn, d.stream_id, d.ssn);
+            self.sack
+                .undelivered
+                .insert(d.tsn, d.stream_id, u32::from(d.ssn));
         }
         self.reasm.insert(
             Fragment {
@@ -141,6 +143,12 @@ impl Association {
                 had_gaps,
             } => (compact, cum, had_gaps),
         };
+        if self.features.nr_sack
+            && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
+            && !d.unordered
+        {
+            self.sack.undelivered.insert(d.tsn, d.stream_id, d.mid);
+        }
         self.reasm.insert_interleaved(
             IFragment {
                 stream_id: d.stream_id,
@@ -339,7 +347,15 @@ impl Association {
                 NrSackPolicy::Received => gap_blocks.clone(),
                 NrSackPolicy::Delivered => {
                     let reasm = &self.reasm;
-                    self.sack.undelivered.prune(cum, |s| reasm.next_ssn(s));
+                    let interleaved = self.features.idata;
+                    self.sack.undelivered.prune(cum, |s, seq| {
+                        if interleaved {
+                            reasm.next_mid(s).is_none_or(|n| tsn_lt(seq, n))
+                        } else {
+                            // SSNs are 16-bit serial numbers (RFC 9260 §6.5).
+                            reasm.next_ssn(s).is_none_or(|n| ssn_lt(seq as u16, n))
+                        }
+                    });
                     let max = self.cfg.max_gap_blocks;
                     self.sack.undelivered.subtract(cum, &gap_blocks, max)
                 }

@@ -2,32 +2,32 @@
 //! [`NrSackPolicy::Delivered`](crate::config::NrSackPolicy): ordered chunks above the
 //! cumulative TSN whose message has not reached the application (the INET CMT-SCTP model
 //! of 001_*.txt, which NR-acknowledges a message when it is pushed up; NR-SACK draft §4).
+//! A message is named by its stream and its SSN (DATA) or MID (I-DATA, RFC 8260 §2.1).
 
 use std::collections::BTreeMap;
 
 use braid_wire::chunk::GapAckBlock;
 
-use crate::serial::{ssn_lt, tsn_gt};
+use crate::serial::tsn_gt;
 
 /// Ordered chunks received above the cumulative TSN whose message is not yet delivered.
 #[derive(Debug, Default)]
 pub(crate) struct Undelivered {
-    /// TSN → (stream, SSN).
-    chunks: BTreeMap<u32, (u16, u16)>,
+    /// TSN → (stream, SSN or MID).
+    chunks: BTreeMap<u32, (u16, u32)>,
 }
 
 impl Undelivered {
-    /// An ordered chunk arrived.
-    pub(crate) fn insert(&mut self, tsn: u32, stream: u16, ssn: u16) {
-        self.chunks.insert(tsn, (stream, ssn));
+    /// An ordered chunk of message `seq` (SSN or MID) of `stream` arrived.
+    pub(crate) fn insert(&mut self, tsn: u32, stream: u16, seq: u32) {
+        self.chunks.insert(tsn, (stream, seq));
     }
 
-    /// Forgets chunks at or below `cum` and those whose stream has delivered past their SSN
-    /// (`next_ssn(stream)`: the stream's next expected SSN, None for an unknown stream).
-    pub(crate) fn prune(&mut self, cum: u32, next_ssn: impl Fn(u16) -> Option<u16>) {
-        self.chunks.retain(|&tsn, &mut (stream, ssn)| {
-            tsn_gt(tsn, cum) && next_ssn(stream).is_some_and(|n| !ssn_lt(ssn, n))
-        });
+    /// Forgets chunks at or below `cum` and those whose message is gone
+    /// (`delivered(stream, seq)`: handed to the application, or no stream waits for it).
+    pub(crate) fn prune(&mut self, cum: u32, delivered: impl Fn(u16, u32) -> bool) {
+        self.chunks
+            .retain(|&tsn, &mut (stream, seq)| tsn_gt(tsn, cum) && !delivered(stream, seq));
     }
 
     /// `gaps` (offsets from `cum`, sorted, disjoint) without the offsets of undelivered
@@ -90,7 +90,7 @@ mod tests {
         let cum = u32::MAX - 1; // offsets cross the TSN wrap
         let mut u = Undelivered::default();
         for off in [2u32, 3, 7] {
-            u.insert(cum.wrapping_add(off), 0, off as u16);
+            u.insert(cum.wrapping_add(off), 0, off);
         }
         let gaps = [b(2, 4), b(6, 8), b(10, 10)];
         assert_eq!(
@@ -106,10 +106,10 @@ mod tests {
         u.insert(11, 1, 9);
         u.insert(12, 1, 10);
         // Stream 1 delivered SSN 9 (next expected 10); TSN 10 is now cumulatively acked.
-        u.prune(10, |s| Some(if s == 1 { 10 } else { 5 }));
+        u.prune(10, |s, seq| s == 1 && seq < 10);
         assert_eq!(u.subtract(10, &[b(1, 2)], 64), vec![b(1, 1)]);
-        // A stream the receiver does not know: nothing is waiting for it.
-        u.prune(10, |_| None);
+        // Everything delivered (or no stream waits for it).
+        u.prune(10, |_, _| true);
         assert_eq!(u.subtract(10, &[b(1, 2)], 64), vec![b(1, 2)]);
     }
 
@@ -119,7 +119,7 @@ mod tests {
         // an NR-SACK of about 2 KB that no 1500-byte packet can carry.
         let mut u = Undelivered::default();
         for off in (3..1000u32).step_by(2) {
-            u.insert(100 + off, 1, off as u16);
+            u.insert(100 + off, 1, off);
         }
         let nr = u.subtract(100, &[b(2, 1000)], 64);
         assert_eq!(nr.len(), 64);

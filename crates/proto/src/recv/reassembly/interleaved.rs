@@ -103,6 +103,12 @@ impl Interleaved {
 }
 
 impl Reassembly {
+    /// The next ordered MID `stream` expects with I-DATA (RFC 8260): every ordered message
+    /// below it was delivered (None for a stream beyond the inbound streams).
+    pub(crate) fn next_mid(&self, stream: u16) -> Option<u32> {
+        self.il.next_mid.get(usize::from(stream)).copied()
+    }
+
     /// Adds an I-DATA fragment. The caller checked the stream (as for DATA); `compact`
     /// copies a small payload so that it does not pin its datagram.
     pub(crate) fn insert_interleaved(&mut self, mut f: IFragment, compact: bool) {
