@@ -182,18 +182,21 @@ struct OutBatch {
     count: usize,
     /// The last datagram is shorter than `seg`: nothing can follow it in this batch.
     short: bool,
+    /// A lone datagram larger than the path's PMTU, sent without DF (`Transmit::may_fragment`).
+    may_fragment: bool,
     buf: Vec<u8>,
 }
 
 impl OutBatch {
-    /// A batch of one datagram of `size` bytes, the contents of `buf`.
-    fn new(sock: usize, dst: SocketAddr, size: usize, buf: Vec<u8>) -> Self {
+    /// A batch of one datagram `t` of the contents of `buf`, sent on socket `sock`.
+    fn new(sock: usize, t: &braid_proto::Transmit, buf: Vec<u8>) -> Self {
         Self {
             sock,
-            dst,
-            seg: size,
+            dst: t.remote,
+            seg: t.size,
             count: 1,
             short: false,
+            may_fragment: t.may_fragment,
             buf,
         }
     }
@@ -201,7 +204,11 @@ impl OutBatch {
     /// Whether a datagram of `size` bytes may follow the first `len` bytes of this batch
     /// (GSO: equal segments, only the last one shorter, at most `max` of them).
     fn takes(&self, size: usize, max: usize, len: usize) -> bool {
-        size <= self.seg && !self.short && self.count < max && len + size <= GSO_MAX_BYTES
+        size <= self.seg
+            && !self.short
+            && !self.may_fragment
+            && self.count < max
+            && len + size <= GSO_MAX_BYTES
     }
 
     /// Counts a datagram of `size` bytes just appended.
@@ -1054,7 +1061,7 @@ impl Driver {
                         let si = self.socket_for(t.local, t.remote);
                         let local = self.socks[si].local;
                         capture(&mut self.pcap, now, local, t.remote, &buf[start..]);
-                        self.out.push(OutBatch::new(si, t.remote, t.size, buf));
+                        self.out.push(OutBatch::new(si, &t, buf));
                         self.out_last = Some(self.out.len() - 1);
                         continue;
                     }
@@ -1086,9 +1093,12 @@ impl Driver {
                 .iter()
                 .rposition(|b| b.sock == si && b.dst == dst)
                 .map(|j| from + j);
+            // A datagram that may fragment goes alone: DF is cleared for one send.
             let join = latest.filter(|&j| {
-                let len = if j == k { start } else { self.out[j].buf.len() };
-                self.out[j].takes(t.size, max, len)
+                !t.may_fragment && {
+                    let len = if j == k { start } else { self.out[j].buf.len() };
+                    self.out[j].takes(t.size, max, len)
+                }
             });
             match join {
                 Some(j) if j == k => self.out[k].add(t.size),
@@ -1108,7 +1118,7 @@ impl Driver {
                     let mut nb = self.spare_buf();
                     nb.extend_from_slice(&self.out[k].buf[start..]);
                     self.out[k].buf.truncate(start);
-                    self.out.push(OutBatch::new(si, dst, t.size, nb));
+                    self.out.push(OutBatch::new(si, &t, nb));
                 }
             }
             self.out_last = Some(join.unwrap_or(self.out.len() - 1));
@@ -1132,7 +1142,14 @@ impl Driver {
             if self.is_blackholed(self.socks[b.sock].local.ip(), b.dst.ip()) {
                 continue;
             }
-            send_batch(&self.socks[b.sock], b.dst, b.seg, &b.buf).await;
+            let sock = &self.socks[b.sock];
+            if b.may_fragment {
+                set_dont_fragment(sock, false);
+            }
+            send_batch(sock, b.dst, b.seg, &b.buf).await;
+            if b.may_fragment {
+                set_dont_fragment(sock, true);
+            }
             if self.free_bufs.len() < 64 {
                 self.free_bufs.push(b.buf);
             }
@@ -1168,6 +1185,36 @@ fn capture(
 ) {
     if let Some(p) = pcap {
         let _ = p.write_sctp(now.since_epoch(), local, remote, pkt);
+    }
+}
+
+/// Sets or clears DF on `sock`'s datagrams. quinn-udp sets DF on every socket (Linux:
+/// `IP_PMTUDISC_PROBE`, plus `IPV6_DONTFRAG`), as PLPMTUD needs (RFC 8899 §3); a chunk cut
+/// for a larger PMTU than the path now has must still cross it, fragmented (RFC 9260 §7.3).
+/// Best effort: where the options are missing the datagram goes as the socket sends it.
+fn set_dont_fragment(sock: &Sock, on: bool) {
+    use rustix::net::sockopt::{
+        Ipv4PathMtuDiscovery, Ipv6PathMtuDiscovery, set_ip_mtu_discover, set_ipv6_mtu_discover,
+    };
+    if sock.local.is_ipv4() {
+        // DONT: DF clear, the kernel fragments at the route's PMTU and routers may too.
+        let v = if on {
+            Ipv4PathMtuDiscovery::PROBE
+        } else {
+            Ipv4PathMtuDiscovery::DONT
+        };
+        let _ = set_ip_mtu_discover(&sock.io, v);
+    } else {
+        // IPv6 routers never fragment: WANT lets the kernel fragment at the route's PMTU
+        // (which the ICMPv6 Packet Too Big updated), DONTFRAG off allows it.
+        let v = if on {
+            Ipv6PathMtuDiscovery::PROBE
+        } else {
+            Ipv6PathMtuDiscovery::WANT
+        };
+        let _ = set_ipv6_mtu_discover(&sock.io, v);
+        let _ =
+            nix::sys::socket::setsockopt(&sock.io, nix::sys::socket::sockopt::Ipv6DontFrag, &on);
     }
 }
 
