@@ -122,3 +122,20 @@ fn a_forged_probe_ack_does_not_raise_the_pmtu() {
     assert_eq!(s.assoc().paths()[0].pmtu_state, Some(PmtuState::Base));
     expect_probe(&mut s, 1200);
 }
+
+#[test]
+fn a_probe_acknowledged_80_ms_later_is_an_rtt_sample() {
+    let mut s = client();
+    establish(&mut s);
+    let before = s.assoc().paths()[0].srtt;
+    let hb = expect_probe(&mut s, 1200);
+    s.advance(ms(80));
+    ack(&mut s, hb);
+    let after = s.assoc().paths()[0].srtt.unwrap();
+    // RFC 6298: the first sample is the SRTT, a later one moves it by 1/8 of the difference.
+    let want = match before {
+        None => ms(80),
+        Some(b) => b * 7 / 8 + ms(80) / 8,
+    };
+    assert_eq!(after, want, "SRTT before the probe: {before:?}");
+}

@@ -3,6 +3,8 @@
 //! their packet (no user data, outside cwnd); the answers, the probe and raise timers, ICMP
 //! "too big" and T3 expiries drive each path's [`Plpmtud`] and move its `mtu`.
 
+use std::time::Duration;
+
 use braid_wire::chunk::{HeartbeatChunk, Pad};
 use braid_wire::packet::write_checksum;
 use braid_wire::{COMMON_HEADER_LEN, Chunk};
@@ -108,7 +110,7 @@ impl Association {
     pub(super) fn on_probe_ack(&mut self, now: Instant, info: &Bytes) {
         let mut b = info.clone();
         let nonce = b.get_u64();
-        let _sent_us = b.get_u64();
+        let sent = Instant::from_duration(Duration::from_micros(b.get_u64()));
         let path = PathId(b.get_u16());
         let size = b.get_u32() as usize;
         let step = match self.pmtud(path) {
@@ -116,6 +118,13 @@ impl Association {
             Some(d) if d.nonce == nonce && !d.send_pending => d.on_probe_acked(size),
             _ => return,
         };
+        // RFC 9260 §8.3: a HEARTBEAT-ACK is an RTT measurement; each copy of a probe has
+        // its own nonce, which vouches for the echoed send time (no Karn ambiguity).
+        if let Some(p) = self.paths.get_mut(path.0 as usize) {
+            if sent <= now {
+                p.rtt.on_sample(now.saturating_duration_since(sent));
+            }
+        }
         self.pmtu_apply(now, path, step);
     }
 
