@@ -203,10 +203,17 @@ pub struct AssociationConfig {
     pub outbound_streams: u16,
     /// Maximum inbound streams accepted.
     pub max_inbound_streams: u16,
-    /// Send buffer: user data queued or in flight, in bytes.
+    /// Send buffer: user data queued or in flight, in bytes; where autotuning starts.
     pub send_buffer: usize,
-    /// Receive buffer: bytes received and not yet read by the application (a_rwnd).
+    /// Receive buffer: bytes received and not yet read by the application (the a_rwnd of
+    /// INIT/INIT-ACK); where autotuning starts.
     pub recv_buffer: usize,
+    /// Send buffer autotuning bound: the send buffer grows to twice the paths' congestion
+    /// windows, up to this (`crate::autotune`); equal to `send_buffer`: no autotuning.
+    pub send_buffer_max: usize,
+    /// Receive buffer autotuning bound: the window doubles each round in which the
+    /// application read half of it, up to this; equal to `recv_buffer`: no autotuning.
+    pub recv_buffer_max: usize,
     /// Largest message `send` accepts, in bytes (at most `send_buffer` and `recv_buffer`).
     pub max_message_size: usize,
     /// Path MTU assumed before any discovery, in bytes of IP packet (within
@@ -277,6 +284,21 @@ pub struct AssociationConfig {
     pub pmtu_raise_interval: Duration,
 }
 
+impl AssociationConfig {
+    /// The initial ssthresh of a path whose peer advertised `peer_rwnd` (RFC 9260 §7.2.1:
+    /// "arbitrarily high (e.g., the size of the largest possible advertised window)"). With
+    /// buffer autotuning the peer's window may grow past its first a_rwnd, so the bound is
+    /// what we could ever have in flight, `send_buffer_max`; with fixed buffers it stays
+    /// the peer's a_rwnd, as the papers' simulations assume.
+    pub(crate) fn initial_ssthresh(&self, peer_rwnd: usize) -> usize {
+        if self.send_buffer_max > self.send_buffer {
+            peer_rwnd.max(self.send_buffer_max)
+        } else {
+            peer_rwnd
+        }
+    }
+}
+
 impl Default for AssociationConfig {
     fn default() -> Self {
         Self {
@@ -296,6 +318,10 @@ impl Default for AssociationConfig {
             max_inbound_streams: 1024,
             send_buffer: 1 << 20,
             recv_buffer: 1 << 20,
+            // 32 MiB: twice the BDP of 1 Gbit/s x 100 ms, as Linux's tcp_rmem/wmem maxima
+            // are sized for (the endpoint's buffer_budget bounds the sum).
+            send_buffer_max: 32 << 20,
+            recv_buffer_max: 32 << 20,
             max_message_size: 256 * 1024,
             path_mtu: 1500,
             udp_encapsulation: true,
@@ -353,6 +379,10 @@ pub struct EndpointConfig {
     /// How often the cookie secret is replaced; the previous one still verifies cookies
     /// for one cookie lifetime (RFC 9260 §5.1.3 suggests changing it regularly).
     pub cookie_secret_rotation: Duration,
+    /// Bytes of buffer growth (autotuning above `send_buffer` and `recv_buffer`) all
+    /// associations of the endpoint may hold together: with `max_associations`, the
+    /// endpoint's memory bound.
+    pub buffer_budget: usize,
     /// Settings of every association this endpoint creates.
     pub association: AssociationConfig,
 }
@@ -369,6 +399,7 @@ impl Default for EndpointConfig {
             ootb_burst: 16,
             ootb_rate: 16,
             cookie_secret_rotation: Duration::from_secs(3600),
+            buffer_budget: 256 << 20,
             association: AssociationConfig::default(),
         }
     }

@@ -10,6 +10,7 @@
 //! sleep until [`Endpoint::poll_timeout`].
 
 pub mod association;
+mod autotune;
 mod cc;
 pub mod config;
 mod cookie;

@@ -24,7 +24,8 @@
 //!   acknowledged cumulatively in the window (in-sequence delivery to the receiver).
 //! * `send_buffer_bytes_mean` (queued + unacknowledged at the sender) and
 //!   `recv_buffer_bytes_mean` (received and unread at the receiver): means of samples every
-//!   [`SAMPLE_INTERVAL`].
+//!   [`SAMPLE_INTERVAL`]; `send_buffer_limit_bytes` and `recv_window_bytes`: the largest
+//!   send buffer and receive window buffer autotuning reached in those samples.
 //! * `path_state_changes` (reported to either application), `association_closed` (0/1).
 //! * `app_messages_missing`, `app_messages_duplicated`: over the whole run, messages of an
 //!   ordered stream the receiving application skipped (a later one arrived first) or got
@@ -262,6 +263,9 @@ pub struct Metrics {
     samples: u64,
     send_buffered: f64,
     recv_buffered: f64,
+    /// The largest send buffer limit and receive window autotuning reached (samples).
+    send_limit_max: usize,
+    recv_window_max: usize,
     path_samples: Vec<PathSamples>,
     /// Path state changes reported to A's and B's applications in the window.
     pub path_state_changes: u64,
@@ -347,6 +351,8 @@ impl Metrics {
             samples: 0,
             send_buffered: 0.0,
             recv_buffered: 0.0,
+            send_limit_max: 0,
+            recv_window_max: 0,
             path_samples: vec![PathSamples::default(); paths],
             path_state_changes: 0,
             core_at_warmup: Vec::new(),
@@ -410,6 +416,7 @@ impl Metrics {
         self.samples += 1;
         if let Some(a) = sender {
             self.send_buffered += a.send_buffered() as f64;
+            self.send_limit_max = self.send_limit_max.max(a.send_buffer_limit());
             for p in a.paths() {
                 if let Some(s) = path_of(p.remote.ip()).and_then(|i| self.path_samples.get_mut(i)) {
                     s.n += 1;
@@ -423,6 +430,7 @@ impl Metrics {
         }
         if let Some(b) = receiver {
             self.recv_buffered += b.recv_buffered() as f64;
+            self.recv_window_max = self.recv_window_max.max(b.recv_window());
         }
     }
 
@@ -507,6 +515,8 @@ impl Metrics {
         let n = self.samples.max(1) as f64;
         m.insert("send_buffer_bytes_mean".into(), self.send_buffered / n);
         m.insert("recv_buffer_bytes_mean".into(), self.recv_buffered / n);
+        m.insert("send_buffer_limit_bytes".into(), self.send_limit_max as f64);
+        m.insert("recv_window_bytes".into(), self.recv_window_max as f64);
         m.insert("path_state_changes".into(), self.path_state_changes as f64);
         m.insert("association_closed".into(), f64::from(u8::from(f.closed)));
         m.insert("app_messages_missing".into(), f.app_missing as f64);

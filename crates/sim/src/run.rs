@@ -439,6 +439,30 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
     let multipath = mode == LoadSharing::Cmt || (mode == LoadSharing::Ls && cmt_key);
     let send_buffer = bytes(a.send_buffer.or(a.buffer), d.send_buffer);
     let recv_buffer = bytes(a.recv_buffer.or(a.buffer), d.recv_buffer);
+    // A buffer size set in the scenario fixes that buffer unless its maximum is set too (as
+    // SO_RCVBUF/SO_SNDBUF turn Linux's autotuning off): the papers' figures assume fixed ones.
+    let max_of = |set: Option<Size>, max: Option<Size>, base: usize, default: usize| {
+        max.map_or(
+            if set.is_some() {
+                base
+            } else {
+                default.max(base)
+            },
+            |v| usize::try_from(v.0).unwrap_or(usize::MAX),
+        )
+    };
+    let send_buffer_max = max_of(
+        a.send_buffer.or(a.buffer),
+        a.send_buffer_max,
+        send_buffer,
+        d.send_buffer_max,
+    );
+    let recv_buffer_max = max_of(
+        a.recv_buffer.or(a.buffer),
+        a.recv_buffer_max,
+        recv_buffer,
+        d.recv_buffer_max,
+    );
     AssociationConfig {
         rto_initial: a.rto_initial.map_or(d.rto_initial, |v| v.0),
         rto_min: a.rto_min.map_or(d.rto_min, |v| v.0),
@@ -458,6 +482,8 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         outbound_streams: a.streams.unwrap_or(d.outbound_streams).max(streams),
         send_buffer,
         recv_buffer,
+        send_buffer_max,
+        recv_buffer_max,
         max_message_size: a.max_message_size.map_or(
             d.max_message_size.min(send_buffer).min(recv_buffer).max(1),
             |v| usize::try_from(v.0).unwrap_or(usize::MAX),
@@ -1134,7 +1160,8 @@ impl<'s> World<'s> {
                 && let Some(a) = host.assoc.and_then(|id| host.ep.association_mut(id))
             {
                 for s in &mut host.sources {
-                    s.pump(now, a, self.send_buffer, &mut self.msg_arena);
+                    let limit = a.send_buffer_limit().max(self.send_buffer);
+                    s.pump(now, a, limit, &mut self.msg_arena);
                 }
             }
             self.transmit(h);

@@ -112,7 +112,7 @@ impl Association {
         if stream >= streams {
             return Err(SendError::InvalidStream { stream, streams });
         }
-        if self.tx.buffered_bytes() + data.len() > self.cfg.send_buffer {
+        if self.tx.buffered_bytes() + data.len() > self.grow_send_limit() {
             self.tx.want_writable = true;
             return Err(SendError::WouldBlock);
         }
@@ -134,6 +134,7 @@ impl Association {
         };
         self.stats.messages_received += 1;
         self.stats.bytes_received += m.data.len() as u64;
+        self.bufs.on_read(m.data.len());
         self.on_read();
         Some(m)
     }

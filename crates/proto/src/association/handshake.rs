@@ -120,7 +120,12 @@ impl Association {
         self.tx.set_idata(self.features.idata);
         self.reasm.set_interleaved(self.features.idata);
         for p in &mut self.paths {
-            p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, c.peer_a_rwnd as usize, 1);
+            p.cc = crate::cc::AnyController::new(
+                self.cfg.cc,
+                p.mtu,
+                self.cfg.initial_ssthresh(c.peer_a_rwnd as usize),
+                1,
+            );
         }
     }
 
@@ -237,7 +242,12 @@ impl Association {
         self.tx.set_idata(self.features.idata);
         self.reasm.set_interleaved(self.features.idata);
         for p in &mut self.paths {
-            p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, ack.a_rwnd as usize, 1);
+            p.cc = crate::cc::AnyController::new(
+                self.cfg.cc,
+                p.mtu,
+                self.cfg.initial_ssthresh(ack.a_rwnd as usize),
+                1,
+            );
         }
         self.add_peer_paths(now, &peer.addresses);
         self.state = State::CookieEchoed;

@@ -202,6 +202,8 @@ pub struct Association {
     /// TSval of the packet being built, and whether it carries a TIMESTAMP chunk.
     tx_ts: u32,
     tx_ts_on: bool,
+    /// Send and receive buffers as autotuning grew them (`crate::autotune`).
+    bufs: crate::autotune::Buffers,
 }
 
 impl Association {
@@ -218,7 +220,14 @@ impl Association {
         peer_port: u16,
     ) -> Self {
         let path = Path::new(PathId(0), local, remote, &cfg, cfg.recv_buffer, now);
+        let bufs = crate::autotune::Buffers::new(
+            cfg.send_buffer,
+            cfg.send_buffer_max,
+            cfg.recv_buffer,
+            cfg.recv_buffer_max,
+        );
         Self {
+            bufs,
             tx: SendQueue::new(
                 cfg.outbound_streams,
                 crate::sched::Scheduler::new(cfg.stream_scheduler, cfg.stream_paths.clone()),
@@ -328,6 +337,30 @@ impl Association {
     /// Bytes buffered for sending (queued plus sent and unacknowledged).
     pub fn send_buffered(&self) -> usize {
         self.tx.buffered_bytes()
+    }
+
+    /// The send buffer as autotuning grew it: `send` accepts a message while the bytes
+    /// buffered stay within it (`send_buffer` up to `send_buffer_max`).
+    pub fn send_buffer_limit(&self) -> usize {
+        self.bufs.send_limit_now()
+    }
+
+    /// The receive buffer as autotuning grew it (`recv_buffer` up to `recv_buffer_max`):
+    /// a_rwnd is this less the bytes held.
+    pub fn recv_window(&self) -> usize {
+        self.bufs.recv_window()
+    }
+
+    /// The send buffer limit, grown first if the paths' windows call for it.
+    pub(crate) fn grow_send_limit(&mut self) -> usize {
+        use crate::cc::Controller;
+        let cwnds = self.paths.iter().map(|p| p.cc.window()).sum();
+        self.bufs.send_limit(cwnds)
+    }
+
+    /// Charges this association's buffer growth to its endpoint's budget.
+    pub(crate) fn attach_buffer_budget(&mut self, budget: crate::autotune::BufferBudget) {
+        self.bufs.grant.attach(budget);
     }
 
     /// Bytes of user data received and not yet read: fragments and messages waiting for

@@ -101,7 +101,12 @@ impl Association {
             // CMT/RP shares the initial window among the paths (cc::coupled).
             let n = self.paths.len();
             for p in &mut self.paths {
-                p.cc = crate::cc::AnyController::new(self.cfg.cc, p.mtu, rwnd.max(1), n);
+                p.cc = crate::cc::AnyController::new(
+                    self.cfg.cc,
+                    p.mtu,
+                    self.cfg.initial_ssthresh(rwnd.max(1)),
+                    n,
+                );
             }
         }
     }

@@ -75,7 +75,7 @@ pub(super) struct SackState {
 impl Association {
     /// Our receive window as advertised in a_rwnd.
     pub(super) fn local_rwnd(&self) -> usize {
-        self.cfg.recv_buffer.saturating_sub(self.rx_held())
+        self.bufs.recv_window().saturating_sub(self.rx_held())
     }
 
     /// Receive-buffer bytes in use: payload held plus a per-chunk overhead charge.
@@ -212,6 +212,8 @@ impl Association {
         }
         let had_gaps = self.tsn_map.has_gaps();
         self.tsn_map.insert(tsn);
+        // The next SACK advertises a grown window, if this chunk ended a round.
+        self.bufs.on_received(d.len);
         // A payload much smaller than its datagram is copied if it is held as it is, so held
         // memory stays within twice the bytes charged to the window.
         let compact = d.len < COPY_BELOW || d.len * 2 < self.rx_datagram_len;
@@ -253,8 +255,9 @@ impl Association {
             return false;
         }
         let need = self.rx_held() + len + FRAGMENT_OVERHEAD;
-        let hard_cap = self.cfg.recv_buffer + self.cfg.recv_buffer / 4;
-        need <= self.cfg.recv_buffer || (!beyond && need <= hard_cap)
+        let window = self.bufs.recv_window();
+        let hard_cap = window + window / 4;
+        need <= window || (!beyond && need <= hard_cap)
     }
 
     fn signal_readable(&mut self) {
@@ -384,7 +387,7 @@ impl Association {
         }
         let rwnd = self.local_rwnd();
         let mtu = self.primary_path().mtu;
-        let step = (self.cfg.recv_buffer / 2).min(mtu);
+        let step = (self.bufs.recv_window() / 2).min(mtu);
         if rwnd >= self.sack.last_rwnd + step
             && matches!(
                 self.state,

@@ -57,6 +57,18 @@ pub enum ConfigError {
         /// That buffer's size.
         limit: usize,
     },
+    /// A buffer's autotuning maximum is below its initial size.
+    #[error("{key} ({max}) is below {base_key} ({base})")]
+    BufferMax {
+        /// `send_buffer_max` or `recv_buffer_max`.
+        key: &'static str,
+        /// Its value.
+        max: usize,
+        /// `send_buffer` or `recv_buffer`.
+        base_key: &'static str,
+        /// Its value.
+        base: usize,
+    },
     /// `path_loss_threshold` is not a rate in (0, 1].
     #[error("path_loss_threshold must be in (0, 1], not {0}")]
     LossThreshold(f64),
@@ -126,6 +138,29 @@ impl AssociationConfig {
                     size: self.max_message_size,
                     buffer,
                     limit,
+                });
+            }
+        }
+        for (key, max, base_key, base) in [
+            (
+                "send_buffer_max",
+                self.send_buffer_max,
+                "send_buffer",
+                self.send_buffer,
+            ),
+            (
+                "recv_buffer_max",
+                self.recv_buffer_max,
+                "recv_buffer",
+                self.recv_buffer,
+            ),
+        ] {
+            if max < base {
+                return Err(ConfigError::BufferMax {
+                    key,
+                    max,
+                    base_key,
+                    base,
                 });
             }
         }
@@ -259,6 +294,17 @@ mod tests {
             }),
             Ok(())
         );
+    }
+
+    #[test]
+    fn an_autotuning_bound_below_its_buffer_is_refused() {
+        let e = assoc(|c| c.recv_buffer_max = c.recv_buffer - 1);
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "recv_buffer_max (1048575) is below recv_buffer (1048576)"
+        );
+        // Equal: autotuning off.
+        assert_eq!(assoc(|c| c.send_buffer_max = c.send_buffer), Ok(()));
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub struct Endpoint {
     local_addrs: Vec<SocketAddr>,
     /// Associations record their decisions (`crate::trace`).
     tracing: bool,
+    /// Buffer growth the associations may still take (`EndpointConfig::buffer_budget`).
+    budget: crate::autotune::BufferBudget,
 }
 
 impl Endpoint {
@@ -136,6 +138,7 @@ impl Endpoint {
         });
         let key = Arc::new(CookieKey::new(secret, cfg.valid_cookie_life));
         Self {
+            budget: crate::autotune::BufferBudget::new(cfg.buffer_budget),
             assoc_cfg: Arc::new(cfg.association.clone()),
             next_rotation: Instant::ZERO + cfg.cookie_secret_rotation,
             cfg,
@@ -225,6 +228,7 @@ impl Endpoint {
 
     fn insert(&mut self, mut a: Association, peers: &[IpAddr], peer_port: u16) -> AssocId {
         a.set_tracing(self.tracing);
+        a.attach_buffer_budget(self.budget.clone());
         let id = AssocId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1);
         let source = peers.first().copied().unwrap_or(IpAddr::from([0u8; 4]));

@@ -226,7 +226,7 @@ impl Path {
             sack_since_t3: false,
             mtu,
             rtt: RttEstimator::new(cfg),
-            cc: AnyController::new(cfg.cc, mtu, peer_rwnd, 1),
+            cc: AnyController::new(cfg.cc, mtu, cfg.initial_ssthresh(peer_rwnd), 1),
             flight_size: 0,
             error_count: 0,
             heartbeat: HeartbeatState::default(),

@@ -115,7 +115,9 @@ impl Association {
         if self.features.pr_sctp {
             self.advance_peer_ack_point();
         }
-        if self.tx.want_writable && self.tx.buffered_bytes() < self.cfg.send_buffer {
+        // The windows moved: the send buffer follows them (autotuning) before it is judged.
+        let limit = self.grow_send_limit();
+        if self.tx.want_writable && self.tx.buffered_bytes() < limit {
             self.tx.want_writable = false;
             self.events.push_back(Event::Writable);
         }

@@ -98,7 +98,7 @@ impl Association {
             .max(1);
         let held = self.paths[path.0 as usize].buffered;
         let send_ok = !matches!(split, BufferSplitting::Send | BufferSplitting::Both)
-            || held < self.cfg.send_buffer / n;
+            || held < self.bufs.send_limit_now() / n;
         let window = match cmt.receive_split {
             crate::config::ReceiveSplit::InitialWindow => self.tx.peer_rwnd_initial,
             // INET: the window the peer last advertised, rwnd + bytes in flight.

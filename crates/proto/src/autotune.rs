@@ -1,0 +1,229 @@
+//! Send and receive buffer autotuning: the buffers start at `send_buffer` / `recv_buffer`
+//! and grow with the path, up to `send_buffer_max` / `recv_buffer_max`, as Linux grows a TCP
+//! socket's buffers (tcp_rcv_space_adjust, tcp_sndbuf_expand) and quinn grows its flow
+//! control windows. Every byte of growth is drawn from the endpoint's [`BufferBudget`] and
+//! returned when the association goes, so the memory bound holds per endpoint too.
+//!
+//! Receive side: the advertised window is `window - held`. Growth is decided per *round*, the
+//! time it takes to receive one full window of payload (Linux's receiver RTT estimate: with
+//! a window-limited sender a round is one RTT, with a slower one it is longer). If the
+//! application read at least half a window during the round, it keeps up and the window
+//! limits the peer: the window doubles. A slow reader never makes it grow (its unread bytes
+//! close the window anyway). The window never shrinks: a_rwnd already in flight stays valid.
+//!
+//! Send side: the limit on queued + unacknowledged bytes is twice the sum of the paths'
+//! congestion windows (Linux's `2 × cwnd` send buffer), never below `send_buffer`, at most
+//! `send_buffer_max`, so a growing cwnd is never starved by the buffer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Bytes of buffer growth an endpoint's associations may still take, shared by all of them.
+#[derive(Debug, Clone)]
+pub(crate) struct BufferBudget(Arc<AtomicUsize>);
+
+impl BufferBudget {
+    /// A budget of `bytes`.
+    pub(crate) fn new(bytes: usize) -> Self {
+        Self(Arc::new(AtomicUsize::new(bytes)))
+    }
+
+    /// Takes up to `want` bytes; returns how many were granted.
+    fn take(&self, want: usize) -> usize {
+        let mut got = 0;
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                got = want.min(left);
+                Some(left - got)
+            });
+        got
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.0.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes still available.
+    #[cfg(test)]
+    fn left(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Growth granted to one association, returned to the budget when dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Grant {
+    budget: Option<BufferBudget>,
+    bytes: usize,
+}
+
+impl Grant {
+    /// Attaches the endpoint's budget (an association outside an endpoint has none and
+    /// grows up to its maxima alone); growth granted before is charged to it, as far as
+    /// it goes, so that only what was taken is given back.
+    pub(crate) fn attach(&mut self, budget: BufferBudget) {
+        self.bytes = budget.take(self.bytes);
+        self.budget = Some(budget);
+    }
+
+    /// Asks for `want` more bytes; returns how many may be used.
+    fn grow(&mut self, want: usize) -> usize {
+        let got = match &self.budget {
+            Some(b) => b.take(want),
+            None => want,
+        };
+        self.bytes += got;
+        got
+    }
+}
+
+impl Drop for Grant {
+    fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.give_back(self.bytes);
+        }
+    }
+}
+
+/// The autotuned buffers of one association.
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    /// Current receive window (the receive buffer the advertisement is computed from).
+    recv_window: usize,
+    recv_max: usize,
+    /// Current send buffer growth above `send_buffer` (granted, possibly unused).
+    send_extra: usize,
+    send_base: usize,
+    send_max: usize,
+    /// Payload bytes accepted and read so far, and their values when the round began.
+    received: u64,
+    read: u64,
+    round_received: u64,
+    round_read: u64,
+    pub(crate) grant: Grant,
+}
+
+impl Buffers {
+    /// Buffers starting at `send`/`recv` bytes, growing up to `send_max`/`recv_max`.
+    pub(crate) fn new(send: usize, send_max: usize, recv: usize, recv_max: usize) -> Self {
+        Self {
+            recv_window: recv,
+            recv_max: recv_max.max(recv),
+            send_extra: 0,
+            send_base: send,
+            send_max: send_max.max(send),
+            received: 0,
+            read: 0,
+            round_received: 0,
+            round_read: 0,
+            grant: Grant::default(),
+        }
+    }
+
+    /// The receive buffer the advertised window is computed from.
+    pub(crate) fn recv_window(&self) -> usize {
+        self.recv_window
+    }
+
+    /// The application read `bytes` of payload.
+    pub(crate) fn on_read(&mut self, bytes: usize) {
+        self.read += bytes as u64;
+    }
+
+    /// `bytes` of payload were accepted; at the end of a round (one window received) the
+    /// window doubles if the application kept up. Returns whether it grew.
+    pub(crate) fn on_received(&mut self, bytes: usize) -> bool {
+        self.received += bytes as u64;
+        let window = self.recv_window as u64;
+        if self.received - self.round_received < window {
+            return false;
+        }
+        let kept_up = self.read - self.round_read >= window / 2;
+        self.round_received = self.received;
+        self.round_read = self.read;
+        if !kept_up || self.recv_window >= self.recv_max {
+            return false;
+        }
+        let want = self.recv_window.min(self.recv_max - self.recv_window);
+        let got = self.grant.grow(want);
+        self.recv_window += got;
+        got > 0
+    }
+
+    /// The send buffer limit for paths whose congestion windows sum to `cwnds`.
+    pub(crate) fn send_limit(&mut self, cwnds: usize) -> usize {
+        let want = cwnds.saturating_mul(2).min(self.send_max);
+        if want > self.send_base + self.send_extra {
+            let more = want - self.send_base - self.send_extra;
+            self.send_extra += self.grant.grow(more);
+        }
+        self.send_base + self.send_extra
+    }
+
+    /// The send buffer limit as it stands (no growth).
+    pub(crate) fn send_limit_now(&self) -> usize {
+        self.send_base + self.send_extra
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn a_window_read_as_fast_as_it_arrives_doubles_each_round_up_to_the_max() {
+        let mut b = Buffers::new(MIB, MIB, MIB, 8 * MIB);
+        let mut sizes = vec![b.recv_window()];
+        for _ in 0..6 {
+            // One round: a window received in 1000 pieces, each read at once.
+            let w = b.recv_window();
+            for _ in 0..1000 {
+                b.on_received(w / 1000 + 1);
+                b.on_read(w / 1000 + 1);
+            }
+            sizes.push(b.recv_window());
+        }
+        assert_eq!(
+            sizes,
+            vec![MIB, 2 * MIB, 4 * MIB, 8 * MIB, 8 * MIB, 8 * MIB, 8 * MIB]
+        );
+    }
+
+    #[test]
+    fn a_reader_that_does_not_keep_up_never_grows_the_window() {
+        let mut b = Buffers::new(MIB, MIB, MIB, 8 * MIB);
+        for _ in 0..10 {
+            b.on_received(MIB / 4);
+            b.on_read(MIB / 10);
+        }
+        assert_eq!(b.recv_window(), MIB);
+    }
+
+    #[test]
+    fn the_send_limit_follows_twice_the_windows_between_base_and_max() {
+        let mut b = Buffers::new(MIB, 4 * MIB, MIB, MIB);
+        assert_eq!(b.send_limit(100_000), MIB);
+        assert_eq!(b.send_limit(MIB), 2 * MIB);
+        // It does not shrink when the windows do.
+        assert_eq!(b.send_limit(10_000), 2 * MIB);
+        assert_eq!(b.send_limit(100 * MIB), 4 * MIB);
+    }
+
+    #[test]
+    fn growth_comes_from_the_endpoint_budget_and_goes_back_when_the_association_goes() {
+        let budget = BufferBudget::new(3 * MIB);
+        let mut a = Buffers::new(MIB, 16 * MIB, MIB, 16 * MIB);
+        let mut c = Buffers::new(MIB, 16 * MIB, MIB, 16 * MIB);
+        a.grant.attach(budget.clone());
+        c.grant.attach(budget.clone());
+        assert_eq!(a.send_limit(2 * MIB), 4 * MIB); // 3 MiB of growth: all of it
+        assert_eq!(c.send_limit(2 * MIB), MIB); // nothing left
+        assert_eq!(budget.left(), 0);
+        drop(a);
+        assert_eq!(budget.left(), 3 * MIB);
+        assert_eq!(c.send_limit(2 * MIB), 4 * MIB);
+    }
+}
