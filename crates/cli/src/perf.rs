@@ -17,6 +17,10 @@
 //! received message back unchanged on the same stream (ordered), and `perf client
 //! --verify-echo` checks the echoed messages with the same verifier and shuts down only
 //! once every message came back.
+//!
+//! Interactive workload (`perf client --interactive SIZE@RATE --time T`): bulk messages on
+//! stream 0 next to small ones at a fixed rate on stream 1, with a per-message timing log
+//! (`--timing-log`) for measuring how long the small ones take (docs/idata.md).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
