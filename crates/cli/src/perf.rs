@@ -17,6 +17,10 @@
 //! received message back unchanged on the same stream (ordered), and `perf client
 //! --verify-echo` checks the echoed messages with the same verifier and shuts down only
 //! once every message came back.
+//!
+//! Interactive workload (`perf client --interactive SIZE@RATE --time T`): bulk messages on
+//! stream 0 next to small ones at a fixed rate on stream 1, with a per-message timing log
+//! (`--timing-log`) for measuring how long the small ones take (docs/idata.md).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -43,8 +47,9 @@ type Error = Box<dyn std::error::Error>;
 const PPID: u32 = 53;
 /// Header length of a message.
 const HEADER: usize = 20;
-/// Largest message the format allows.
-const MAX_MSG: usize = 65536;
+/// Largest message `braid perf` sends or verifies: FORMAT.md's 65536 for the interop runs,
+/// up to 1 MiB for `--interactive`'s bulk messages (FORMAT.md "Interactive workload").
+const MAX_MSG: usize = 1 << 20;
 const FLAG_LAST: u8 = 1;
 const FLAG_UNORDERED: u8 = 2;
 
@@ -126,8 +131,10 @@ pub(crate) struct ClientArgs {
     /// Send this many bytes (e.g. 1GiB, 20MiB, 500MB, 1000000).
     #[arg(long, value_parser = parse_size)]
     bytes: Option<u64>,
-    /// Message size in bytes (20..=65536).
-    #[arg(long, default_value_t = 1452, value_parser = clap::value_parser!(u32).range(20..=65536))]
+    /// Message size in bytes (20..=1048576; the interop peers take up to 65536, except
+    /// dcsctp-peer as a receiver, which takes up to 1 MiB). With --interactive: the bulk
+    /// messages' size.
+    #[arg(long, default_value_t = 1452, value_parser = clap::value_parser!(u32).range(20..=1_048_576))]
     msg_size: u32,
     /// Streams used, round-robin.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
@@ -176,6 +183,44 @@ pub(crate) struct ClientArgs {
     /// T3, SACK paths, scheduler picks) as JSON lines into DIR/assoc-ID.jsonl.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
+    /// Interactive workload `SIZE@RATE` (e.g. `100@20`), with --time: stream 0 sends bulk
+    /// messages of --msg-size back to back (keeping at most 3 MiB unacknowledged), stream 1
+    /// SIZE-byte messages at RATE per second. Two streams; --streams is ignored.
+    #[arg(long, value_parser = parse_interactive, requires = "time",
+          conflicts_with_all = ["bytes", "verify_echo", "unordered"])]
+    interactive: Option<Interactive>,
+    /// With --interactive: write one line per stream-1 message, `stream seq t_call_ns
+    /// t_accepted_ns` (CLOCK_REALTIME, ns since the Unix epoch: before `send` and when it
+    /// returned), to this file.
+    #[arg(long, requires = "interactive")]
+    timing_log: Option<PathBuf>,
+}
+
+/// `--interactive SIZE@RATE`: small messages of `size` bytes, `rate` per second.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Interactive {
+    size: usize,
+    rate: f64,
+}
+
+/// Parses `SIZE@RATE`: a message size (20..=65536, units as `--bytes`) and messages per
+/// second.
+fn parse_interactive(s: &str) -> Result<Interactive, String> {
+    let (size, rate) = s
+        .split_once('@')
+        .ok_or_else(|| format!("{s:?}: expected SIZE@RATE, e.g. 100@20"))?;
+    let size = usize::try_from(parse_size(size)?).map_err(|e| e.to_string())?;
+    if !(HEADER..=65536).contains(&size) {
+        return Err(format!("{s:?}: SIZE must be in {HEADER}..=65536"));
+    }
+    let rate: f64 = rate
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: bad RATE (messages per second)"))?;
+    if !(rate.is_finite() && rate > 0.0 && rate <= 100_000.0) {
+        return Err(format!("{s:?}: RATE must be in (0, 100000] per second"));
+    }
+    Ok(Interactive { size, rate })
 }
 
 /// Parses `10s`, `500ms`, `2m`, `1.5s` or a plain number of seconds.
@@ -260,6 +305,7 @@ pub(crate) fn run(cmd: PerfCommand) -> Result<(), Error> {
 }
 
 /// The payload pattern: `BASE[j] = j mod 251`; message payloads are slices of it.
+#[derive(Clone)]
 struct Pattern(Bytes);
 
 impl Pattern {
@@ -280,7 +326,7 @@ impl Pattern {
         b.put_u16(stream);
         b.put_u8(flags);
         b.put_u8(1);
-        #[expect(clippy::cast_possible_truncation, reason = "len <= 65536")]
+        #[expect(clippy::cast_possible_truncation, reason = "len <= MAX_MSG")]
         b.put_u32(len as u32);
         b.put_u64(seq);
         b.put_u16(nstreams);
@@ -602,7 +648,18 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     };
     let load_sharing = on_off("--load-sharing", &args.load_sharing)?;
     let msg = args.msg_size as usize;
-    let k = args.streams;
+    // The interactive workload's two streams: 0 bulk, 1 small messages.
+    let k = if args.interactive.is_some() {
+        2
+    } else {
+        args.streams
+    };
+    let timing_log = match &args.timing_log {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
     let total_msgs = match args.bytes {
         Some(n) => {
             let c = n.div_ceil(msg as u64);
@@ -635,6 +692,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             spurious_detection: args.spurious_detection,
             plpmtud: args.plpmtud,
             idata: on_off("--idata", &args.idata)?,
+            max_message_size: msg.max(AssociationConfig::default().max_message_size),
             ..assoc_config(k)
         },
         ..Default::default()
@@ -704,55 +762,69 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         unordered: args.unordered,
         ..Default::default()
     };
-    let mut j: u64 = 0;
-    let mut sent: u64 = 0;
-    // In --time mode, `end` becomes the number of messages once the time is up (rounded
-    // so that every stream ends with a LAST message).
-    let mut end = total_msgs;
-    let kk = u64::from(k);
-    let mut send_res: Result<(), String> = Ok(());
-    let mut interrupted = false;
-    loop {
-        if end.is_none()
-            && let Some(d) = deadline
-            && now() >= d
-        {
-            // Finish with one round of K messages carrying LAST (a multiple of K in all).
-            end = Some(j.div_ceil(kk) * kk + kk);
-        }
-        if let Some(e) = end
-            && j >= e
-        {
-            break;
-        }
-        #[expect(clippy::cast_possible_truncation, reason = "j mod k < k")]
-        let stream = (j % kk) as u16;
-        let seq = j / kk;
-        let mut len = msg;
-        if let (Some(c), Some(n)) = (total_msgs, args.bytes)
-            && j == c - 1
-        {
-            len = usize::try_from(n - (c - 1) * msg as u64)?.max(HEADER);
-        }
-        let last = end.is_some_and(|e| j + kk >= e);
-        let f = flags | if last { FLAG_LAST } else { 0 };
-        let m = pattern.message(stream, seq, len, f, k);
-        // The signal is polled only while `send` waits (biased): no cost per message.
-        let r = tokio::select! {
-            biased;
-            r = assoc.send(stream, m, opts) => r,
-            _ = interrupt.recv() => {
-                interrupted = true;
-                break;
+    let (j, sent, send_res, mut interrupted) =
+        if let (Some(ia), Some(time)) = (args.interactive, args.time) {
+            let w = InteractiveRun {
+                pattern: pattern.clone(),
+                bulk: msg,
+                small: ia,
+                start,
+                end: start + time,
+                opts,
+            };
+            send_interactive(&assoc, w, &mut interrupt, timing_log).await
+        } else {
+            let mut j: u64 = 0;
+            let mut sent: u64 = 0;
+            // In --time mode, `end` becomes the number of messages once the time is up (rounded
+            // so that every stream ends with a LAST message).
+            let mut end = total_msgs;
+            let kk = u64::from(k);
+            let mut send_res: Result<(), String> = Ok(());
+            let mut interrupted = false;
+            loop {
+                if end.is_none()
+                    && let Some(d) = deadline
+                    && now() >= d
+                {
+                    // Finish with one round of K messages carrying LAST (a multiple of K in all).
+                    end = Some(j.div_ceil(kk) * kk + kk);
+                }
+                if let Some(e) = end
+                    && j >= e
+                {
+                    break;
+                }
+                #[expect(clippy::cast_possible_truncation, reason = "j mod k < k")]
+                let stream = (j % kk) as u16;
+                let seq = j / kk;
+                let mut len = msg;
+                if let (Some(c), Some(n)) = (total_msgs, args.bytes)
+                    && j == c - 1
+                {
+                    len = usize::try_from(n - (c - 1) * msg as u64)?.max(HEADER);
+                }
+                let last = end.is_some_and(|e| j + kk >= e);
+                let f = flags | if last { FLAG_LAST } else { 0 };
+                let m = pattern.message(stream, seq, len, f, k);
+                // The signal is polled only while `send` waits (biased): no cost per message.
+                let r = tokio::select! {
+                    biased;
+                    r = assoc.send(stream, m, opts) => r,
+                    _ = interrupt.recv() => {
+                        interrupted = true;
+                        break;
+                    }
+                };
+                if let Err(e) = r {
+                    send_res = Err(format!("send: {e}"));
+                    break;
+                }
+                sent += len as u64;
+                j += 1;
             }
+            (j, sent, send_res, interrupted)
         };
-        if let Err(e) = r {
-            send_res = Err(format!("send: {e}"));
-            break;
-        }
-        sent += len as u64;
-        j += 1;
-    }
     let sending_done = now();
     let mut result = send_res;
     if interrupted {
@@ -913,6 +985,160 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     drop(assoc);
     let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
     result.map_err(Into::into)
+}
+
+/// The interactive workload's bulk stream sends only while at most this many bytes are
+/// unacknowledged: one bulk message below the 4 MiB send buffer, so a small message always
+/// finds room in the core and never waits in the handle's FIFO queue behind a bulk one.
+const BULK_HIGH_WATER: u64 = 3 << 20;
+/// How often the bulk stream looks again at the acknowledged bytes while above that.
+const BULK_POLL: Duration = Duration::from_millis(2);
+
+/// What `--interactive` sends, and until when.
+struct InteractiveRun {
+    pattern: Pattern,
+    /// Bulk message size (stream 0).
+    bulk: usize,
+    small: Interactive,
+    start: Instant,
+    end: Instant,
+    opts: SendOptions,
+}
+
+/// Nanoseconds since the Unix epoch (CLOCK_REALTIME): the timing logs' clock, shared by the
+/// processes on one host whatever network namespace they are in.
+fn wall_ns() -> u128 {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the timing log is compared with another process's, so it needs a shared clock"
+    )]
+    let t = std::time::SystemTime::now();
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// `--interactive`: stream 0 sends bulk messages back to back (bounded by
+/// [`BULK_HIGH_WATER`]), a task sends stream 1's small messages on their schedule, until
+/// `end`; each stream's last message carries LAST. Returns (messages, bytes, result,
+/// interrupted) like the plain send loop.
+async fn send_interactive(
+    assoc: &Arc<Association>,
+    w: InteractiveRun,
+    interrupt: &mut tokio::signal::unix::Signal,
+    log: Option<std::io::BufWriter<std::fs::File>>,
+) -> (u64, u64, Result<(), String>, bool) {
+    let sent = Arc::new(AtomicU64::new(0));
+    let small = tokio::spawn(send_small(
+        assoc.clone(),
+        w.pattern.clone(),
+        w.small,
+        (w.start, w.end),
+        w.opts,
+        sent.clone(),
+        log,
+    ));
+    let mut bulk_msgs: u64 = 0;
+    let mut res: Result<(), String> = Ok(());
+    let mut interrupted = false;
+    'send: loop {
+        let last = now() >= w.end;
+        // Wait until the bulk message fits below the high-water mark.
+        loop {
+            let acked = match assoc.stats().await {
+                Ok(st) => st.bytes_acked,
+                Err(e) => {
+                    res = Err(format!("stats: {e}"));
+                    break 'send;
+                }
+            };
+            if sent.load(Ordering::Relaxed) + w.bulk as u64 <= acked + BULK_HIGH_WATER {
+                break;
+            }
+            tokio::select! {
+                biased;
+                _ = interrupt.recv() => {
+                    interrupted = true;
+                    break 'send;
+                }
+                () = tokio::time::sleep(BULK_POLL) => {}
+            }
+        }
+        let f = if last { FLAG_LAST } else { 0 };
+        let m = w.pattern.message(0, bulk_msgs, w.bulk, f, 2);
+        let r = tokio::select! {
+            biased;
+            r = assoc.send(0, m, w.opts) => r,
+            _ = interrupt.recv() => {
+                interrupted = true;
+                break 'send;
+            }
+        };
+        if let Err(e) = r {
+            res = Err(format!("send (bulk): {e}"));
+            break;
+        }
+        sent.fetch_add(w.bulk as u64, Ordering::Relaxed);
+        bulk_msgs += 1;
+        if last {
+            break;
+        }
+    }
+    if interrupted || res.is_err() {
+        small.abort();
+    }
+    let small_msgs = match small.await {
+        Ok(Ok(n)) => n,
+        Ok(Err(e)) => {
+            res = res.and(Err(e));
+            0
+        }
+        // Aborted above: the bulk stream's error (or the interrupt) is what is reported.
+        Err(_) => 0,
+    };
+    (
+        bulk_msgs + small_msgs,
+        sent.load(Ordering::Relaxed),
+        res,
+        interrupted,
+    )
+}
+
+/// Stream 1 of `--interactive`: message `k` is due at `start + k / rate`, until `end`;
+/// logs when `send` was called and when it returned. Returns the number of messages.
+async fn send_small(
+    assoc: Arc<Association>,
+    pattern: Pattern,
+    ia: Interactive,
+    (start, end): (Instant, Instant),
+    opts: SendOptions,
+    sent: Arc<AtomicU64>,
+    mut log: Option<std::io::BufWriter<std::fs::File>>,
+) -> Result<u64, String> {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "positive, bounded by --time and RATE"
+    )]
+    let n = ((end - start).as_secs_f64() * ia.rate).ceil().max(1.0) as u64;
+    for k in 0..n {
+        tokio::time::sleep_until(start + Duration::from_secs_f64(k as f64 / ia.rate)).await;
+        let f = if k + 1 == n { FLAG_LAST } else { 0 };
+        let m = pattern.message(1, k, ia.size, f, 2);
+        let t_call = wall_ns();
+        assoc
+            .send(1, m, opts)
+            .await
+            .map_err(|e| format!("send (stream 1, seq {k}): {e}"))?;
+        let t_accepted = wall_ns();
+        sent.fetch_add(ia.size as u64, Ordering::Relaxed);
+        if let Some(l) = &mut log {
+            writeln!(l, "1 {k} {t_call} {t_accepted}").map_err(|e| format!("timing log: {e}"))?;
+        }
+    }
+    if let Some(l) = &mut log {
+        l.flush().map_err(|e| format!("timing log: {e}"))?;
+    }
+    Ok(n)
 }
 
 /// The client's error after Ctrl-C.
@@ -1298,6 +1524,16 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn interactive_workload_parses() {
+        let ia = parse_interactive("100@20").unwrap();
+        assert_eq!((ia.size, ia.rate), (100, 20.0));
+        assert_eq!(parse_interactive("1KiB@0.5").unwrap().size, 1024);
+        for bad in ["100", "10@20", "100@0", "100@x", "128KiB@1"] {
+            assert!(parse_interactive(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -152,6 +152,74 @@ fn perf_streams_unordered_odd_size() {
 }
 
 #[test]
+fn perf_interactive_bulk_and_small_messages_verified_and_logged() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let log = std::env::temp_dir().join(format!("braid-interactive-{port}.log"));
+    let server = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "server", "--bind", &addr, "--json", "--one-off"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let client = Guard::spawn(
+        Command::new(BRAID)
+            .args([
+                "perf",
+                "client",
+                "--bind",
+                "127.0.0.1:0",
+                "--connect",
+                &addr,
+            ])
+            .args([
+                "--time",
+                "2s",
+                "--msg-size",
+                "1048576",
+                "--interactive",
+                "100@50",
+            ])
+            .args([
+                "--scheduler",
+                "fc",
+                "--idata",
+                "on",
+                "--json",
+                "--timing-log",
+            ])
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let c = client.wait();
+    assert!(
+        c.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    let s = server.wait();
+    let (cj, sj) = (json(&c.stdout), json(&s.stdout));
+    assert_eq!(cj["ok"], true, "{cj}");
+    // The server verified both streams complete: bulk 1 MiB messages and the small ones.
+    assert_eq!(sj["ok"], true, "{sj}");
+    assert_eq!(cj["streams"], 2);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let lines: Vec<Vec<u128>> = text
+        .lines()
+        .map(|l| l.split(' ').map(|f| f.parse().unwrap()).collect())
+        .collect();
+    // 2 s at 50 per second: 100 small messages, seq 0..99 on stream 1, accepted after called.
+    assert_eq!(lines.len(), 100);
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l[..2], [1, k as u128]);
+        assert!(l[3] >= l[2]);
+    }
+}
+
+#[test]
 fn perf_echo_verified_by_the_client() {
     let dir = std::env::temp_dir().join(format!("braid-perf-echo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

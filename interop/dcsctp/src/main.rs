@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! dcsctp-peer server --listen ADDR [--echo|--discard] [--verify] [--idata] [--timeout S]
+//!                    [--timing-log FILE]
 //! dcsctp-peer client --connect ADDR --bytes N --streams K [--msg-size M] [--unordered]
 //!                    [--verify] [--idata] [--timeout S]
 //! ```
@@ -21,7 +22,7 @@ use dcsctp::api::{
     StreamId,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use std::io;
+use std::io::{self, Write};
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -36,6 +37,9 @@ const FLAG_UNORDERED: u8 = 0x02;
 const FORMAT_VERSION: u8 = 1;
 /// Largest message size a run may use (FORMAT.md).
 const MAX_MSG_SIZE: usize = 65536;
+/// Largest message the verifier checks: FORMAT.md's interactive workload (`braid perf client
+/// --interactive`) sends bulk messages of up to 1 MiB.
+const MAX_RECV_MSG_SIZE: usize = 1 << 20;
 /// The payload pattern's modulus (FORMAT.md).
 const PATTERN_MOD: usize = 251;
 /// Every message is sent with PPID 53, WebRTC Binary.
@@ -76,10 +80,13 @@ struct Args {
     /// `--loss`: percentage of datagrams dropped on purpose, each direction.
     loss_percent: f64,
     loss_seed: u64,
+    /// `--timing-log`: the server writes a line per message received to this file.
+    timing_log: Option<String>,
 }
 
 const USAGE: &str = "usage:
-  dcsctp-peer server --listen ADDR [--echo|--discard] [--verify] [common flags]
+  dcsctp-peer server --listen ADDR [--echo|--discard] [--verify] [--timing-log FILE]
+                     [common flags]
   dcsctp-peer client --connect ADDR --bytes N --streams K [--msg-size M] [--unordered]
                      [--verify] [--peer-sctp-port P] [common flags]
 common flags: --timeout SECONDS (120) --sctp-port P (5001) --idata (offer I-DATA, RFC 8260)
@@ -134,6 +141,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
         debug: false,
         loss_percent: 0.0,
         loss_seed: 1,
+        timing_log: None,
     };
     let mut it = argv[1..].iter();
     while let Some(flag) = it.next() {
@@ -154,6 +162,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
             "--unordered" if !server => a.unordered = true,
             "--peer-sctp-port" if !server => a.peer_sctp_port = Some(num(value()?)? as u16),
             "--echo" if server => a.echo = true,
+            "--timing-log" if server => a.timing_log = Some(value()?),
             "--discard" if server => a.echo = false,
             "--verify" => a.verify = true,
             "--idata" => a.idata = true,
@@ -186,7 +195,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
 
 /// `base[j] = j mod 251`, long enough for the payload of any message.
 fn pattern_base() -> Vec<u8> {
-    (0..PATTERN_MOD + MAX_MSG_SIZE)
+    (0..PATTERN_MOD + MAX_RECV_MSG_SIZE)
         .map(|j| (j % PATTERN_MOD) as u8)
         .collect()
 }
@@ -261,6 +270,9 @@ impl Verifier {
     fn check_one(&mut self, sid: u16, m: &[u8]) -> Result<(), String> {
         if m.len() < HDR_LEN {
             return Err(format!("stream {sid}: short message ({} bytes)", m.len()));
+        }
+        if m.len() > MAX_RECV_MSG_SIZE {
+            return Err(format!("stream {sid}: {} bytes, over 1 MiB", m.len()));
         }
         let be16 = |o: usize| u16::from_be_bytes([m[o], m[o + 1]]);
         let stream = be16(0);
@@ -763,6 +775,12 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
     d.sctp.handle_input(&buf[..n]);
     d.flush_events();
 
+    let mut timing = match &args.timing_log {
+        Some(p) => Some(io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?,
+        )),
+        None => None,
+    };
     let mut verifier = Verifier::new();
     // Streams messages arrived on (an echoing server's send queue holds data on these).
     let mut streams_seen: BTreeSet<u16> = BTreeSet::new();
@@ -797,6 +815,9 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
             sum.msgs_recv += 1;
             sum.bytes_recv += m.payload.len() as u64;
             streams_seen.insert(m.stream_id.0);
+            if let Some(t) = &mut timing {
+                log_timing(t, m.stream_id.0, &m.payload).map_err(|e| format!("timing log: {e}"))?;
+            }
             if args.verify {
                 verifier.check(m.stream_id.0, &m.payload);
             }
@@ -823,6 +844,9 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
             break;
         }
     }
+    if let Some(t) = &mut timing {
+        t.flush().map_err(|e| format!("timing log: {e}"))?;
+    }
     #[allow(clippy::disallowed_methods)]
     let elapsed = start.map_or(0.0, |s| s.elapsed().as_secs_f64());
     sum.elapsed_s = elapsed;
@@ -838,6 +862,21 @@ fn serve(args: &Args, sum: &mut Summary) -> Result<(), String> {
         sum.streams = usize::from(verifier.nstreams.unwrap_or(0));
     }
     Ok(())
+}
+
+/// `--timing-log`: one line `stream seq length t_ns` per message, `t_ns` the time the
+/// application got it, in ns since the Unix epoch (CLOCK_REALTIME, the clock `braid perf
+/// client --timing-log` uses: processes on one host share it across network namespaces).
+fn log_timing(out: &mut impl Write, sid: u16, m: &[u8]) -> io::Result<()> {
+    #[allow(clippy::disallowed_methods)] // a clock shared with the sender's process
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    // The header's seq if there is one (a short message logs seq 0; the verifier reports it).
+    let seq = m
+        .get(8..16)
+        .map_or(0, |b| u64::from_be_bytes(b.try_into().expect("8 bytes")));
+    writeln!(out, "{sid} {seq} {} {t}", m.len())
 }
 
 // ------------------------------------------------------------------ client
@@ -1112,6 +1151,20 @@ mod tests {
         // Incomplete run.
         let v = Verifier::new();
         assert!(v.result().is_err());
+    }
+
+    #[test]
+    fn timing_log_lines_and_1_mib_messages() {
+        let mut v = Verifier::new();
+        let big = build_message(&pattern_base(), MAX_RECV_MSG_SIZE, 0, 0, FLAG_LAST, 1);
+        v.check(0, &big);
+        assert_eq!(v.result(), Ok(()));
+        let mut out = Vec::new();
+        log_timing(&mut out, 0, &big).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        let f: Vec<&str> = line.trim_end().split(' ').collect();
+        assert_eq!(f[..3], ["0", "0", "1048576"]);
+        assert!(f[3].parse::<u128>().unwrap() > 1_600_000_000_000_000_000);
     }
 
     #[test]
