@@ -286,12 +286,14 @@ pub struct AssociationConfig {
 
 impl AssociationConfig {
     /// The initial ssthresh of a path whose peer advertised `peer_rwnd` (RFC 9260 §7.2.1:
-    /// "arbitrarily high (e.g., the size of the largest possible advertised window)"). With
-    /// buffer autotuning the peer's window may grow past its first a_rwnd, so the bound is
-    /// what we could ever have in flight, `send_buffer_max`; with fixed buffers it stays
-    /// the peer's a_rwnd, as the papers' simulations assume.
+    /// "arbitrarily high (e.g., the size of the largest possible advertised window)"). The
+    /// a_rwnd of INIT, except for CUBIC with buffer autotuning: the peer's window may grow
+    /// past its first a_rwnd and HyStart++ (RFC 9406) ends slow start on a rising RTT, so
+    /// the bound is what could ever be in flight, `send_buffer_max`. Reno keeps the a_rwnd:
+    /// without HyStart++ its slow start would overshoot a long path by a whole window.
     pub(crate) fn initial_ssthresh(&self, peer_rwnd: usize) -> usize {
-        if self.send_buffer_max > self.send_buffer {
+        if self.cc == crate::cc::CongestionControl::Cubic && self.send_buffer_max > self.send_buffer
+        {
             peer_rwnd.max(self.send_buffer_max)
         } else {
             peer_rwnd

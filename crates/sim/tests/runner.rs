@@ -413,12 +413,12 @@ fn path_mtu_is_bounded() {
 fn bad_names_of_the_core_s_enums_list_the_valid_ones() {
     // The messages are those of the simulator's former mirrored enums, word for word.
     let assoc = |kv: &str| load_err(&format!("{BASE}[association]\n{kv}\n"));
-    let d = assoc("cc = \"cubic\"");
+    let d = assoc("cc = \"bbr\"");
     assert_diag(
         &d,
         8,
         "association.cc",
-        "unknown variant `cubic`, expected one of `reno`, `cmt-rpv1`, `cmt-rpv2`, `lia`",
+        "unknown variant `bbr`, expected one of `reno`, `cmt-rpv1`, `cmt-rpv2`, `lia`, `cubic`",
     );
     let d = assoc("rtx_policy = \"fastest\"");
     assert_diag(

@@ -10,6 +10,8 @@
 //! and the comparison table in [`coupled`].
 
 mod coupled;
+mod cubic;
+mod hystart;
 mod lia;
 mod reno;
 mod rpv1;
@@ -21,6 +23,7 @@ use std::time::Duration;
 pub(crate) use coupled::{CcPathView, rfc_initial_cwnd};
 pub(crate) use reno::Reno;
 
+use cubic::Cubic;
 use lia::Lia;
 use rpv1::Rpv1;
 use rpv2::Rpv2;
@@ -37,6 +40,8 @@ pub enum CongestionControl {
     CmtRpv2,
     /// Linked Increases (RFC 6356).
     Lia,
+    /// Independent per-path CUBIC (RFC 9438) with HyStart++ (RFC 9406).
+    Cubic,
 }
 
 /// What a controller sees of the association when its window moves: every path's view
@@ -67,6 +72,31 @@ pub(crate) trait Controller {
     fn on_idle(&mut self);
     /// Everything outstanding on the path was acknowledged (§7.2.2).
     fn on_all_acked(&mut self);
+}
+
+/// A boxed controller (a large state kept off the path's inline size) is one too.
+impl<T: Controller> Controller for Box<T> {
+    fn window(&self) -> usize {
+        (**self).window()
+    }
+    fn ssthresh(&self) -> usize {
+        (**self).ssthresh()
+    }
+    fn on_ack(&mut self, ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
+        (**self).on_ack(ctx, bytes_acked, flight_before);
+    }
+    fn on_loss(&mut self, ctx: &Ctx<'_>) {
+        (**self).on_loss(ctx);
+    }
+    fn on_timeout(&mut self, ctx: &Ctx<'_>) {
+        (**self).on_timeout(ctx);
+    }
+    fn on_idle(&mut self) {
+        (**self).on_idle();
+    }
+    fn on_all_acked(&mut self) {
+        (**self).on_all_acked();
+    }
 }
 
 /// How much a coupled variant moves a path's window; the gates and the state machine are
@@ -175,6 +205,8 @@ pub(crate) enum AnyController {
     Rpv2(Coupled<Rpv2>),
     /// LIA.
     Lia(Coupled<Lia>),
+    /// CUBIC (boxed: its curve state is several times Reno's).
+    Cubic(Box<Cubic>),
 }
 
 macro_rules! dispatch {
@@ -184,6 +216,7 @@ macro_rules! dispatch {
             AnyController::Rpv1($c) => $e,
             AnyController::Rpv2($c) => $e,
             AnyController::Lia($c) => $e,
+            AnyController::Cubic($c) => $e,
         }
     };
 }
@@ -203,12 +236,29 @@ impl AnyController {
             CongestionControl::CmtRpv1 => Self::Rpv1(Coupled::new(mtu, peer_rwnd, npaths)),
             CongestionControl::CmtRpv2 => Self::Rpv2(Coupled::new(mtu, peer_rwnd, npaths)),
             CongestionControl::Lia => Self::Lia(Coupled::new(mtu, peer_rwnd, npaths)),
+            CongestionControl::Cubic => Self::Cubic(Box::new(Cubic::new(mtu, peer_rwnd))),
         }
     }
 
     /// Whether the controller reads the other paths (the sender then builds [`Ctx`]).
     pub(crate) fn is_coupled(&self) -> bool {
-        !matches!(self, Self::Reno(_))
+        !matches!(self, Self::Reno(_) | Self::Cubic(_))
+    }
+
+    /// What a SACK tells the controller besides acknowledged bytes: the time, the smallest
+    /// RTT of a first transmission it acknowledged, the path's smoothed RTT, the highest send
+    /// sequence it acknowledged on the path and the next one to be sent (HyStart++ rounds).
+    pub(crate) fn observe(
+        &mut self,
+        now: crate::time::Instant,
+        rtt: Option<Duration>,
+        srtt: Option<Duration>,
+        acked: u64,
+        next: u64,
+    ) {
+        if let Self::Cubic(c) = self {
+            c.observe(now, rtt, srtt, acked, next);
+        }
     }
 
     /// The RFC 9260 state underneath (cwnd, ssthresh, partial_bytes_acked).
@@ -218,6 +268,7 @@ impl AnyController {
             Self::Rpv1(c) => &c.reno,
             Self::Rpv2(c) => &c.reno,
             Self::Lia(c) => &c.reno,
+            Self::Cubic(c) => &c.reno,
         }
     }
 
@@ -229,6 +280,10 @@ impl AnyController {
             Self::Rpv1(c) => &mut c.reno,
             Self::Rpv2(c) => &mut c.reno,
             Self::Lia(c) => &mut c.reno,
+            Self::Cubic(c) => {
+                c.undo();
+                &mut c.reno
+            }
         };
         r.cwnd = cwnd;
         r.ssthresh = ssthresh;
@@ -243,6 +298,7 @@ impl AnyController {
             Self::Rpv1(c) => c.reno.mtu = mtu,
             Self::Rpv2(c) => c.reno.mtu = mtu,
             Self::Lia(c) => c.reno.mtu = mtu,
+            Self::Cubic(c) => c.reno.mtu = mtu,
         }
     }
 

@@ -54,11 +54,12 @@ fn lookup<T: Copy>(
 
 impl CongestionControl {
     /// Every controller with its name.
-    pub const NAMES: [(&'static str, Self); 4] = [
+    pub const NAMES: [(&'static str, Self); 5] = [
         ("reno", Self::Reno),
         ("cmt-rpv1", Self::CmtRpv1),
         ("cmt-rpv2", Self::CmtRpv2),
         ("lia", Self::Lia),
+        ("cubic", Self::Cubic),
     ];
 }
 
@@ -251,10 +252,10 @@ mod tests {
 
     #[test]
     fn an_unknown_name_lists_the_valid_ones() {
-        let e = "cubic".parse::<CongestionControl>().unwrap_err();
+        let e = "bbr".parse::<CongestionControl>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown congestion control \"cubic\" (expected one of: reno, cmt-rpv1, cmt-rpv2, lia)"
+            "unknown congestion control \"bbr\" (expected one of: reno, cmt-rpv1, cmt-rpv2, lia, cubic)"
         );
         let e = "RR".parse::<SchedulerKind>().unwrap_err();
         assert_eq!(e.what, "stream scheduler");

@@ -76,7 +76,7 @@ pub(crate) struct SendQueue {
     /// Counters over the states of `outstanding` (see [`Sent::set_state`]).
     pub(crate) tally: Tally,
     /// `seq` of the next chunk (TSN order without wrapping).
-    next_seq: u64,
+    pub(crate) next_seq: u64,
     /// TSN ranges the last SACK's gap blocks acknowledged (to find what is new in the next).
     pub(crate) acked_ranges: Vec<(u32, u32)>,
     /// TSN ranges the last NR-SACK's non-renegable blocks covered.
@@ -309,6 +309,7 @@ impl SendQueue {
                 fast_retransmitted: false,
                 epoch: 0,
                 expires: m.expires,
+                sent_at: now,
                 psn: 0,
             };
             m.fsn = m.fsn.wrapping_add(1);

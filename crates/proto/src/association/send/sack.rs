@@ -9,6 +9,8 @@
 //! 5. the peer's window, then per path: errors and reactivation, the congestion window
 //!    (`cc`, with CUC under CMT) and the T3-rtx timer.
 
+use std::time::Duration;
+
 use braid_wire::chunk::GapAckBlock;
 
 use super::loss::SackDigest;
@@ -38,6 +40,21 @@ pub(crate) struct Acked {
     pub(crate) cum_advanced: bool,
     /// Paths whose acknowledged bytes count for errors and the window (path monitoring).
     pub(crate) credited: Vec<bool>,
+    /// Per path: the smallest RTT of a first transmission this SACK acknowledged, and the
+    /// highest send sequence it acknowledged (HyStart++ rounds, RFC 9406 §4.2).
+    pub(crate) samples: Vec<(Option<Duration>, Option<u64>)>,
+}
+
+impl Acked {
+    /// Notes a newly acknowledged chunk for the controller's RTT and round tracking.
+    fn sample(&mut self, now: Instant, s: &Sent) {
+        let e = &mut self.samples[s.path.0 as usize];
+        if s.tx_count == 1 && s.sent_at <= now {
+            let rtt = now.saturating_duration_since(s.sent_at);
+            e.0 = Some(e.0.map_or(rtt, |r| r.min(rtt)));
+        }
+        e.1 = Some(e.1.map_or(s.seq, |q| q.max(s.seq)));
+    }
 }
 
 impl Association {
@@ -67,6 +84,8 @@ impl Association {
             .extend(self.paths.iter().map(|p| p.flight_size));
         ack.on.clear();
         ack.on.resize(self.paths.len(), 0);
+        ack.samples.clear();
+        ack.samples.resize(self.paths.len(), (None, None));
         ack.fresh = 0;
         ack.cum_advanced = cum != self.tx.cum_ack;
         // CUC: each path's pseudo-cumulative ack before the SACK.
@@ -139,6 +158,7 @@ impl Association {
             let len = s.data.len();
             if !s.state.is_gap_acked() {
                 ack.on[s.path.0 as usize] += len;
+                ack.sample(now, &s);
                 ack.fresh |= s.fresh_ack_bit(&self.paths);
                 self.rtt_sample(now, &s);
             }
@@ -185,6 +205,7 @@ impl Association {
             }
             d.newly_acked(s);
             ack.on[s.path.0 as usize] += s.data.len();
+            ack.sample(now, s);
             ack.fresh |= s.fresh_ack_bit(&self.paths);
             s.set_state(ChunkState::GapAcked, &mut self.paths, &mut tx.tally);
             let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
@@ -258,6 +279,11 @@ impl Association {
             } else {
                 ack.cum_advanced
             };
+            if let (rtt, Some(seq)) = ack.samples[i] {
+                let p = &mut self.paths[i];
+                let srtt = p.rtt.srtt();
+                p.cc.observe(now, rtt, srtt, seq, self.tx.next_seq);
+            }
             if ack.credited[i] {
                 let ctx = Ctx {
                     paths: &views,

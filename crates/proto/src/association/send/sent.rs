@@ -77,6 +77,9 @@ pub(crate) struct Sent {
     /// Its path's failure epoch when it was last sent (see `Path::fail_epoch`).
     pub(crate) epoch: u16,
     pub(crate) expires: Option<Instant>,
+    /// When it was last sent: a first transmission's ack is an RTT sample for the
+    /// controller (HyStart++, CUBIC), Karn's rule aside.
+    pub(crate) sent_at: Instant,
     /// LS-SCTP: its PSN on `sent_on` (002_*.txt §4.2); 0 when not sent as LS-DATA.
     pub(crate) psn: u32,
 }

@@ -294,6 +294,7 @@ impl Association {
                 .then_some((s.sent_on, s.state == ChunkState::Marked(Mark::Fast)));
             s.retransmitted_on(path, &mut self.paths, &mut self.tx.tally);
             s.tx_count = s.tx_count.saturating_add(1);
+            s.sent_at = now;
             s.epoch = self.paths[pi].fail_epoch;
             s.misses = 0;
             if ls_pid.is_some() {

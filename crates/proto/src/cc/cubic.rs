@@ -1,0 +1,307 @@
+//! CUBIC (RFC 9438) for one path, with HyStart++ (RFC 9406) in its slow start, on RFC
+//! 9260's gates: cwnd grows only when it was fully used, slow start by at most one MTU per
+//! SACK. Windows are counted in segments of the path's MTU where RFC 9438 does.
+
+use std::time::Duration;
+
+use super::hystart::HyStart;
+use super::reno::Reno;
+use super::{Controller, Ctx};
+use crate::time::Instant;
+
+/// RFC 9438 §5.1: C, in segments per second cubed.
+const C: f64 = 0.4;
+/// RFC 9438 §5.1: the multiplicative decrease factor.
+const BETA: f64 = 0.7;
+/// RFC 9438 §4.3: the Reno-friendly region's additive increase, 3(1-β)/(1+β).
+const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+
+/// What a loss changed, kept to undo it if the loss was spurious (RFC 9438 §4.9).
+#[derive(Debug, Clone, Copy)]
+struct Prior {
+    w_max: f64,
+    k: f64,
+    epoch: Option<(Instant, f64)>,
+    w_est: f64,
+}
+
+/// One path's CUBIC state; `reno` holds cwnd, ssthresh and the MTU as every controller
+/// does (the sender and the spurious-retransmission response read and set them there).
+#[derive(Debug, Clone)]
+pub(crate) struct Cubic {
+    pub(crate) reno: Reno,
+    /// cwnd before the last reduction, in segments (W_max).
+    w_max: f64,
+    /// Seconds from the epoch's start until the window reaches W_max again.
+    k: f64,
+    /// When the current congestion-avoidance epoch began and cwnd then (segments).
+    epoch: Option<(Instant, f64)>,
+    /// The Reno-friendly estimate, in segments.
+    w_est: f64,
+    /// Fractional bytes of growth not yet in cwnd.
+    carry: f64,
+    /// The latest time and smoothed RTT the sender reported (`observe`).
+    now: Option<Instant>,
+    srtt: Option<Duration>,
+    pub(crate) hystart: HyStart,
+    prior: Option<Prior>,
+}
+
+impl Cubic {
+    /// RFC 9260 §7.2.1's initial window; `ssthresh` as for Reno.
+    pub(crate) fn new(mtu: usize, ssthresh: usize) -> Self {
+        Self {
+            reno: Reno::new(mtu, ssthresh),
+            w_max: 0.0,
+            k: 0.0,
+            epoch: None,
+            w_est: 0.0,
+            carry: 0.0,
+            now: None,
+            srtt: None,
+            hystart: HyStart::default(),
+            prior: None,
+        }
+    }
+
+    fn segments(&self, bytes: usize) -> f64 {
+        bytes as f64 / self.reno.mtu() as f64
+    }
+
+    /// W_cubic(t) of RFC 9438 §4.2, segments.
+    fn w_cubic(&self, t: f64) -> f64 {
+        C * (t - self.k).powi(3) + self.w_max
+    }
+
+    /// A SACK's time, RTT sample and round position (see `AnyController::observe`).
+    pub(crate) fn observe(
+        &mut self,
+        now: Instant,
+        rtt: Option<Duration>,
+        srtt: Option<Duration>,
+        acked: u64,
+        next: u64,
+    ) {
+        self.now = Some(now);
+        self.srtt = srtt;
+        if self.reno.cwnd <= self.reno.ssthresh && self.hystart.on_ack(rtt, acked, next) {
+            // RFC 9406 §4.2: CSS_ROUNDS passed: congestion avoidance from this window.
+            self.reno.ssthresh = self.reno.cwnd;
+        }
+    }
+
+    fn grow(&mut self, bytes: f64) {
+        self.carry += bytes.max(0.0);
+        let whole = self.carry.floor();
+        self.carry -= whole;
+        self.reno.cwnd += whole as usize;
+    }
+
+    fn congestion_avoidance(&mut self, acked: usize) {
+        let Some(now) = self.now else {
+            // No time yet (cannot happen after a SACK): Reno's increase.
+            self.reno.on_ack(acked, usize::MAX);
+            return;
+        };
+        let cwnd = self.segments(self.reno.cwnd);
+        let (start, _) = *self.epoch.get_or_insert_with(|| {
+            // §4.2: a new epoch; K from how far below W_max the window is.
+            if cwnd < self.w_max {
+                self.k = ((self.w_max - cwnd) / C).cbrt();
+            } else {
+                self.k = 0.0;
+                self.w_max = cwnd;
+            }
+            self.w_est = cwnd;
+            (now, cwnd)
+        });
+        let t = now.saturating_duration_since(start).as_secs_f64();
+        let rtt = self
+            .srtt
+            .unwrap_or(Duration::from_millis(100))
+            .as_secs_f64();
+        let acked_segs = self.segments(acked);
+        // §4.3: the Reno-friendly estimate; α becomes 1 once it passes W_max.
+        let alpha = if self.w_est >= self.w_max { 1.0 } else { ALPHA };
+        self.w_est += alpha * acked_segs / cwnd;
+        let mtu = self.reno.mtu() as f64;
+        if self.w_cubic(t) < self.w_est {
+            self.grow((self.w_est - cwnd) * mtu);
+        } else {
+            // §4.4, §4.5: towards W_cubic(t + RTT), at most 1.5 cwnd.
+            let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+            self.grow((target - cwnd) / cwnd * acked_segs * mtu);
+        }
+    }
+
+    /// §4.6, §4.7: a loss (fast retransmit) or, with `timeout`, an RTO (§4.8).
+    fn reduce(&mut self, timeout: bool) {
+        self.prior = Some(Prior {
+            w_max: self.w_max,
+            k: self.k,
+            epoch: self.epoch,
+            w_est: self.w_est,
+        });
+        let cwnd = self.segments(self.reno.cwnd);
+        // §4.7 fast convergence: a window that stopped below the last W_max gives way.
+        self.w_max = if cwnd < self.w_max {
+            cwnd * (1.0 + BETA) / 2.0
+        } else {
+            cwnd
+        };
+        self.k = (self.w_max * (1.0 - BETA) / C).cbrt();
+        self.epoch = None;
+        self.carry = 0.0;
+        let mtu = self.reno.mtu();
+        self.reno.ssthresh = ((self.reno.cwnd as f64 * BETA) as usize).max(4 * mtu);
+        self.reno.partial_bytes_acked = 0;
+        if timeout {
+            self.reno.cwnd = mtu;
+            self.hystart.restart();
+        } else {
+            self.reno.cwnd = self.reno.ssthresh;
+            self.hystart.on_loss();
+        }
+    }
+
+    /// §4.9: the reduction was spurious: W_max, K and the epoch come back with the window
+    /// the caller restores.
+    pub(crate) fn undo(&mut self) {
+        if let Some(p) = self.prior.take() {
+            self.w_max = p.w_max;
+            self.k = p.k;
+            self.epoch = p.epoch;
+            self.w_est = p.w_est;
+        }
+    }
+}
+
+impl Controller for Cubic {
+    fn window(&self) -> usize {
+        self.reno.cwnd
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.reno.ssthresh
+    }
+
+    fn on_ack(&mut self, _ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
+        // RFC 9260 §7.2.1, §7.2.2: no growth unless the window was in use.
+        if flight_before < self.reno.cwnd {
+            return;
+        }
+        if self.reno.cwnd <= self.reno.ssthresh {
+            let inc = self.hystart.scale(bytes_acked.min(self.reno.mtu()));
+            self.reno.cwnd += inc;
+        } else {
+            self.congestion_avoidance(bytes_acked);
+        }
+    }
+
+    fn on_loss(&mut self, _ctx: &Ctx<'_>) {
+        self.reduce(false);
+    }
+
+    fn on_timeout(&mut self, _ctx: &Ctx<'_>) {
+        self.reduce(true);
+    }
+
+    fn on_idle(&mut self) {
+        self.reno.on_idle_rto();
+        // §5.8: an idle sender must not jump along the curve: a new epoch on resuming.
+        self.epoch = None;
+    }
+
+    fn on_all_acked(&mut self) {
+        self.reno.on_all_acked();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MTU: usize = 1000;
+
+    fn ctx() -> Ctx<'static> {
+        Ctx { paths: &[], me: 0 }
+    }
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_duration(Duration::from_millis(ms))
+    }
+
+    /// A CUBIC path in congestion avoidance at `cwnd` segments with W_max `w_max`.
+    fn in_ca(cwnd: usize, w_max: usize) -> Cubic {
+        let mut c = Cubic::new(MTU, 0);
+        c.reno.cwnd = w_max * MTU;
+        c.on_loss(&ctx());
+        c.reno.cwnd = cwnd * MTU;
+        c.reno.ssthresh = cwnd * MTU - 1;
+        c
+    }
+
+    #[test]
+    fn a_loss_cuts_the_window_by_beta_and_remembers_it_as_w_max() {
+        let mut c = Cubic::new(MTU, usize::MAX);
+        c.reno.cwnd = 100 * MTU;
+        c.on_loss(&ctx());
+        assert_eq!(c.reno.cwnd, 70 * MTU);
+        assert_eq!(c.reno.ssthresh, 70 * MTU);
+        assert!((c.w_max - 100.0).abs() < 1e-9);
+        // K = cbrt(W_max (1 - β) / C) = cbrt(75) s.
+        assert!((c.k - 75f64.cbrt()).abs() < 1e-9);
+        // A second loss below W_max: fast convergence.
+        c.on_loss(&ctx());
+        assert!((c.w_max - 70.0 * 1.7 / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_window_is_concave_up_to_w_max_then_convex_beyond_it() {
+        let mut c = in_ca(70, 100);
+        let mut t = 0;
+        let mut trace = Vec::new();
+        // Acks of one window per 100 ms RTT, for 12 s.
+        while t < 12_000 {
+            c.observe(
+                at(t),
+                Some(Duration::from_millis(100)),
+                Some(Duration::from_millis(100)),
+                0,
+                0,
+            );
+            let w = c.reno.cwnd;
+            c.on_ack(&ctx(), w, w);
+            trace.push((t, c.reno.cwnd / MTU));
+            t += 100;
+        }
+        let k_ms = (c.k * 1000.0) as u64;
+        let at_k = trace.iter().find(|(t, _)| *t >= k_ms).unwrap().1;
+        assert!((99..=101).contains(&at_k), "cwnd at K: {at_k} segments");
+        // Growth per RTT shrinks approaching W_max and grows past it.
+        let step = |t0: u64| {
+            let a = trace.iter().find(|(t, _)| *t >= t0).unwrap().1;
+            let b = trace.iter().find(|(t, _)| *t >= t0 + 500).unwrap().1;
+            b - a
+        };
+        assert!(step(0) > step(k_ms - 1000), "concave: {trace:?}");
+        assert!(step(k_ms + 2000) > step(k_ms), "convex: {trace:?}");
+    }
+
+    #[test]
+    fn without_a_full_window_in_flight_nothing_grows() {
+        let mut c = in_ca(70, 100);
+        c.observe(at(5000), None, Some(Duration::from_millis(100)), 0, 0);
+        c.on_ack(&ctx(), 10 * MTU, 10 * MTU);
+        assert_eq!(c.reno.cwnd, 70 * MTU);
+    }
+
+    #[test]
+    fn a_spurious_loss_undone_brings_w_max_back() {
+        let mut c = in_ca(70, 100);
+        let before = (c.w_max, c.k);
+        c.on_loss(&ctx());
+        c.undo();
+        assert_eq!((c.w_max, c.k), before);
+    }
+}
