@@ -398,6 +398,17 @@ impl Preconnection {
                 _ = tokio::time::sleep_until(next_at), if next < cands.len() => {}
                 _ = tokio::time::sleep_until(deadline) => {
                     cancel(&mut set, &mut report).await;
+                    // The attempts still connecting are part of the answer too.
+                    for (a, c) in report.attempts.iter().zip(&cands) {
+                        if a.outcome == Outcome::Cancelled {
+                            errors.push(AttemptError {
+                                stack: c.stack,
+                                local: c.local,
+                                remote: c.remote,
+                                error: "not ready within the establishment timeout".into(),
+                            });
+                        }
+                    }
                     return Err(EstablishmentError::Timeout(props.establishment_timeout, errors));
                 }
             }
