@@ -2,7 +2,7 @@
 //! properties that decide which candidates survive), and the one internal interface the
 //! rest of braid-taps talks to (`Link`).
 //!
-//! Every braid-net call lives in [`braid`](self::braid); the TCP framer in `tcp`, plain UDP
+//! Every braid-net call lives in `stack/braid.rs`; the TCP framer in [`tcp`], plain UDP
 //! in `udp`.
 
 pub(crate) mod braid;
