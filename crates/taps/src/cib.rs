@@ -110,6 +110,18 @@ pub fn interfaces() -> Vec<Interface> {
 }
 
 /// The characteristics information base.
+///
+/// ```
+/// use std::time::Duration;
+/// use braid_taps::{Cib, StackKind};
+/// let cib = Cib::in_memory()?;
+/// cib.record_failure("example.org:443", StackKind::Braid, "no answer")?;
+/// cib.record_win("example.org:443", StackKind::Tcp, Duration::from_millis(252), None)?;
+/// let h = cib.history("example.org:443").expect("just written");
+/// assert_eq!(h.winner.as_deref(), Some("tcp"));
+/// assert!(h.rank(StackKind::Tcp) < h.rank(StackKind::Braid)); // TCP goes first next time
+/// # Ok::<(), braid_taps::cib::CibError>(())
+/// ```
 #[derive(Debug)]
 pub struct Cib {
     db: Database,

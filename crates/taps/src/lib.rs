@@ -41,7 +41,17 @@
 //! let peer = listener.connection_received().await.ok_or("listener stopped")?;
 //! let m = peer.receive().await?.ok_or("closed")?;
 //! assert_eq!(&m.data[..], b"ping");
-//! conn.close().await;
+//!
+//! // A second Connection in the group: stream 2 of the same association.
+//! let second = conn.clone()?;
+//! second.send_bytes(&b"on another stream"[..]).await?;
+//! let peer2 = peer.connection_received().await.ok_or("no grouped connection")?;
+//! assert_eq!(peer2.info().stream, 2);
+//! let m2 = peer2.receive().await?.ok_or("closed")?;
+//! assert_eq!((&m2.data[..], m2.context.stream), (&b"on another stream"[..], 2));
+//! second.close().await; // end-of-stream marker: only this stream ends
+//! assert_eq!(peer2.receive().await?, None);
+//! conn.close().await; // the last one: SHUTDOWN
 //! # Ok(()) }
 //! ```
 

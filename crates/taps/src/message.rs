@@ -72,6 +72,17 @@ impl MessageContext {
 }
 
 /// A message: bytes and their context.
+///
+/// ```
+/// use std::time::Duration;
+/// use braid_taps::{Message, MessageContext};
+/// // Give up after 200 ms (braid: PR-SCTP timed reliability), deliver unordered.
+/// let ctx = MessageContext::new()
+///     .with_lifetime(Duration::from_millis(200))
+///     .with_ordered(false);
+/// let m = Message::with_context(&b"frame 42"[..], ctx);
+/// assert_eq!(m.context.lifetime, Some(Duration::from_millis(200)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// The payload (never empty on braid: SCTP has no empty user messages).

@@ -129,6 +129,23 @@ pub struct PolicyDecision {
 }
 
 /// The policy information base: the policies of one file (or none).
+///
+/// ```
+/// use braid_taps::{Pib, RemoteEndpoint, StackKind, TransportProperties};
+/// let pib = Pib::parse("policy.toml", r#"
+/// [[policy]]
+/// name = "tcp only to the office"
+/// match = { remote = "*.office.example" }
+/// require = ["tcp"]
+/// "#)?;
+/// let r = RemoteEndpoint::new().with_host_name("git.office.example").with_port(22);
+/// let (_, decision) = pib.apply(&[r], &TransportProperties::new());
+/// assert_eq!(decision.allowed, Some([StackKind::Tcp].into_iter().collect()));
+///
+/// let e = Pib::parse("policy.toml", "[[policy]]\nprefer = [\"quic\"]\n").unwrap_err();
+/// assert_eq!(e.to_string(), "policy.toml:2:11: unknown stack \"quic\" (known: braid, tcp, udp)");
+/// # Ok::<(), braid_taps::PolicyError>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pib {
     /// The policies, in file order.

@@ -6,6 +6,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How much a selection property matters (RFC 9622 §6.2).
+///
+/// ```
+/// use braid_taps::Preference;
+/// // Require filters, Prohibit removes, Prefer/Avoid only order.
+/// assert!(!Preference::Require.admits(false));
+/// assert!(!Preference::Prohibit.admits(true));
+/// assert!(Preference::Prefer.rank(true) < Preference::Avoid.rank(true));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Preference {
@@ -110,6 +118,18 @@ pub enum ConnScheduler {
 
 /// The transport properties of a Preconnection (RFC 9622 §6.2 selection properties and
 /// the §8.1 connection properties braid honours). Defaults are RFC 9622's.
+///
+/// ```
+/// use braid_taps::{Preference, StackKind, TransportProperties};
+/// let mut p = TransportProperties::new();
+/// p.set("multistreaming", Preference::Require)?;
+/// p.set("stack:tcp", Preference::Avoid)?;
+/// assert!(p.set("reliabilty", Preference::Require).is_err()); // typo: refused
+/// // Only braid provides multistreaming: TCP and UDP are ruled out.
+/// assert_eq!(StackKind::Tcp.rejected_by(&p).as_deref(), Some("multistreaming is require"));
+/// assert_eq!(StackKind::Braid.rejected_by(&p), None);
+/// # Ok::<(), braid_taps::UnknownProperty>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransportProperties {
     /// reliability: reliable delivery (default Require).

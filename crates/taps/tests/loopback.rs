@@ -151,6 +151,48 @@ async fn falls_back_to_tcp_when_braid_is_refused() -> R {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_udp_drop_falls_back_after_the_attempt_delay() -> R {
+    tokio::time::timeout(BOUND, async {
+        // TCP server, and a UDP socket on the same port that reads and drops everything:
+        // braid's INIT vanishes without ICMP, as behind a firewall that drops UDP.
+        let mut sp = TransportProperties::new();
+        sp.prohibit("stack:braid")?;
+        let l = listener(sp).await?;
+        let port = l.port();
+        let _srv = echo_server(l);
+        let sink = tokio::net::UdpSocket::bind(("127.0.0.1", port)).await?;
+        let _sink = tokio::spawn(async move {
+            let mut buf = [0u8; 2048];
+            while sink.recv_from(&mut buf).await.is_ok() {}
+        });
+        let mut props = TransportProperties::new();
+        props.attempt_delay = Duration::from_millis(100);
+        let pre = Preconnection::new(
+            vec![],
+            vec![remote(port)],
+            props,
+            SecurityParameters::disabled(),
+        )
+        .with_cib(fresh_cib()?);
+        let (c, report) = pre.initiate_with_report().await?;
+        assert_eq!(c.stack(), StackKind::Tcp);
+        assert_eq!(report.attempts[0].outcome, Outcome::Cancelled);
+        let tcp = &report.attempts[1];
+        // Staggering, not speed: the second attempt never starts before the delay.
+        let started = tcp.started.ok_or("tcp never started")?;
+        assert!(started >= report.attempt_delay, "{started:?}");
+        println!(
+            "MEASURE silent UDP drop: TCP started {started:?}, ready {:?} (attempt delay {:?})",
+            tcp.outcome, report.attempt_delay
+        );
+        round_trip(&c, b"after the delay").await?;
+        c.close().await;
+        Ok(())
+    })
+    .await?
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn policy_file_prohibiting_braid_is_obeyed() -> R {
     tokio::time::timeout(BOUND, async {
         let l = listener(TransportProperties::new()).await?;
