@@ -369,6 +369,12 @@ impl Connection {
             .count()
     }
 
+    /// The (local, remote) address pairs of the group's transport: braid's paths (several
+    /// when multi-homed), one pair otherwise (the local address unspecified).
+    pub async fn paths(&self) -> Vec<(SocketAddr, SocketAddr)> {
+        self.group.link.paths().await
+    }
+
     /// Whether this side initiated the group's transport.
     pub fn is_initiator(&self) -> bool {
         self.group.initiator

@@ -13,7 +13,7 @@ use crate::connection::{Connection, new_group};
 use crate::endpoint::{LocalEndpoint, RemoteEndpoint};
 use crate::error::{AttemptError, EstablishmentError};
 use crate::pib::{Pib, PolicyDecision, PolicyError};
-use crate::properties::{SecurityParameters, TransportProperties};
+use crate::properties::{Preference, SecurityParameters, TransportProperties};
 use crate::stack::{self, Link, LinkConfig, StackKind};
 
 /// One way to reach the remote: a stack, a local address and a remote address
@@ -28,6 +28,12 @@ pub struct Candidate {
     pub remote: SocketAddr,
     /// The CIB key of the remote endpoint it came from.
     pub remote_key: String,
+    /// braid with multipath required or preferred: the other local addresses of the
+    /// family, bound by the same endpoint (multi-homing, RFC 9260 §6.4).
+    pub extra_locals: Vec<SocketAddr>,
+    /// braid with multipath required or preferred: the other remote addresses of the
+    /// family, given to the association as the peer's addresses.
+    pub extra_remotes: Vec<SocketAddr>,
     /// Ordering key, lower first: (policy, CIB history, properties, stack default,
     /// address order).
     pub rank: (i32, i32, i32, usize, usize),
@@ -275,22 +281,54 @@ impl Preconnection {
         let addrs = interleave(addrs);
         let locals = self.local_ips(&mut why).await;
         let history = |key: &str| self.cib.as_ref().and_then(|c| c.history(key));
+        let multipath = matches!(props.multipath, Preference::Require | Preference::Prefer);
         let mut out = Vec::new();
         for (ai, (remote, key)) in addrs.iter().enumerate() {
             let h = history(key);
+            let same_family = |a: &IpAddr| a.is_ipv4() == remote.is_ipv4();
+            let family_locals: Vec<SocketAddr> = locals
+                .iter()
+                .filter_map(|(ip, p)| ip.filter(same_family).map(|ip| SocketAddr::new(ip, *p)))
+                .collect();
+            let family_remotes: Vec<SocketAddr> = addrs
+                .iter()
+                .map(|(a, _)| *a)
+                .filter(|a| a != remote && same_family(&a.ip()))
+                .collect();
             for (lip, lport) in &locals {
                 let lip = match lip {
-                    Some(ip) if ip.is_ipv4() != remote.is_ipv4() => continue,
+                    Some(ip) if !same_family(ip) => continue,
                     Some(ip) => *ip,
                     None if remote.is_ipv4() => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
                     None => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
                 };
+                let local = SocketAddr::new(lip, *lport);
                 for (si, k) in stacks.iter().enumerate() {
+                    let multihomed = multipath && *k == StackKind::Braid;
+                    // A multi-homed braid candidate binds every local address of the
+                    // family at once: one such candidate per remote address is enough.
+                    if multihomed && family_locals.first().is_some_and(|f| *f != local) {
+                        continue;
+                    }
+                    let (extra_locals, extra_remotes) = if multihomed {
+                        (
+                            family_locals
+                                .iter()
+                                .copied()
+                                .filter(|a| *a != local)
+                                .collect(),
+                            family_remotes.clone(),
+                        )
+                    } else {
+                        (Vec::new(), Vec::new())
+                    };
                     out.push(Candidate {
                         stack: *k,
-                        local: SocketAddr::new(lip, *lport),
+                        local,
                         remote: *remote,
                         remote_key: key.clone(),
+                        extra_locals,
+                        extra_remotes,
                         rank: (
                             d.rank.get(k).copied().unwrap_or(0),
                             h.as_ref().map_or(0, |h| h.rank(*k)),
@@ -362,9 +400,17 @@ impl Preconnection {
                 // Connection Attempt Delay, or at once when the running ones failed.
                 let c = cands[next].clone();
                 let cfg = cfg.clone();
-                set.spawn(
-                    async move { (next, stack::open(c.stack, c.local, c.remote, &cfg).await) },
-                );
+                set.spawn(async move {
+                    let r = stack::open(
+                        c.stack,
+                        c.local,
+                        c.remote,
+                        &c.extra_locals,
+                        &c.extra_remotes,
+                        &cfg,
+                    );
+                    (next, r.await)
+                });
                 report.attempts[next].started = Some(now - start);
                 next += 1;
                 next_at = now + delay;
@@ -460,28 +506,30 @@ impl Preconnection {
             tasks: Vec::new(),
             addrs: Vec::new(),
         };
-        let mut errors = Vec::new();
-        for (ip, port) in locals {
-            let ip = ip.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-            // Port 0: the first stack picks a port, the others must get the same one;
-            // retry a few times if another socket holds it for the second stack.
-            let tries = if port == 0 { 8 } else { 1 };
-            for attempt in 0..tries {
-                match bind_all(&stacks, SocketAddr::new(ip, port), &cfg, &tx).await {
-                    Ok((tasks, addrs)) => {
-                        listener.tasks.extend(tasks);
-                        listener.addrs.extend(addrs);
-                        break;
-                    }
-                    Err(e) if attempt + 1 == tries => errors.push(e),
-                    Err(_) => {}
+        let port = locals
+            .iter()
+            .map(|(_, p)| *p)
+            .find(|p| *p != 0)
+            .unwrap_or(0);
+        let locals: Vec<SocketAddr> = locals
+            .iter()
+            .map(|(ip, _)| SocketAddr::new(ip.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)), port))
+            .collect();
+        // Port 0: the first socket picks a port, the others must get the same one; retry a
+        // few times if another socket holds it for a later stack or address.
+        let tries = if port == 0 { 8 } else { 1 };
+        let mut last = None;
+        for _ in 0..tries {
+            match bind_all(&stacks, &locals, &cfg, &tx).await {
+                Ok((tasks, addrs)) => {
+                    listener.tasks = tasks;
+                    listener.addrs = addrs;
+                    return Ok(listener);
                 }
+                Err(e) => last = Some(e),
             }
         }
-        if listener.addrs.is_empty() {
-            return Err(EstablishmentError::AllFailed(errors));
-        }
-        Ok(listener)
+        Err(EstablishmentError::AllFailed(last.into_iter().collect()))
     }
 }
 
@@ -523,70 +571,79 @@ type Bound = (
 
 async fn bind_all(
     stacks: &[StackKind],
-    local: SocketAddr,
+    locals: &[SocketAddr],
     cfg: &LinkConfig,
     tx: &mpsc::Sender<Connection>,
 ) -> Result<Bound, AttemptError> {
-    let mut tasks = Vec::new();
+    let mut tasks: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     let mut addrs = Vec::new();
-    let mut at = local;
+    let mut port = locals.first().map_or(0, |a| a.port());
     let prio = cfg.props.conn_priority;
     // TCP first: it reports the port it got, and braid needs its port before binding (the
     // SCTP port equals the UDP port).
     let mut order = stacks.to_vec();
     order.sort_by_key(|k| (*k != StackKind::Tcp, *k));
-    for k in order {
-        let fail = |error: String| AttemptError {
-            stack: k,
-            local: at,
-            remote: SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
-            error,
+    let fail =
+        |tasks: &[tokio::task::JoinHandle<()>], k: StackKind, at: SocketAddr, error: String| {
+            for t in tasks {
+                t.abort();
+            }
+            AttemptError {
+                stack: k,
+                local: at,
+                remote: SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+                error,
+            }
         };
-        let r = match k {
-            StackKind::Tcp => {
+    for k in order {
+        if k == StackKind::Braid {
+            // One multi-homed braid endpoint on every local address.
+            let mut at: Vec<SocketAddr> = locals
+                .iter()
+                .map(|a| SocketAddr::new(a.ip(), port))
+                .collect();
+            if port == 0 {
+                // braid needs the port number up front: take a free UDP port.
+                match std::net::UdpSocket::bind(at[0]).and_then(|s| s.local_addr()) {
+                    Ok(a) => port = a.port(),
+                    Err(e) => return Err(fail(&tasks, k, at[0], e.to_string())),
+                }
+                for a in &mut at {
+                    a.set_port(port);
+                }
+            }
+            let (ltx, lrx) = mpsc::channel(16);
+            match stack::braid::listen(&at, cfg, ltx) {
+                Ok((a, t)) => {
+                    tasks.push(t);
+                    tasks.push(forward(lrx, Link::Braid, tx.clone(), prio, a));
+                    addrs.extend(at.iter().map(|a| (k, *a)));
+                }
+                Err(e) => return Err(fail(&tasks, k, at[0], e)),
+            }
+            continue;
+        }
+        for l in locals {
+            let at = SocketAddr::new(l.ip(), port);
+            let r = if k == StackKind::Tcp {
                 let (ltx, lrx) = mpsc::channel(16);
                 stack::tcp::listen(at, ltx)
                     .await
                     .map(|(a, t)| (a, t, forward(lrx, Link::Tcp, tx.clone(), prio, a)))
-            }
-            StackKind::Udp => {
+            } else {
                 let (ltx, lrx) = mpsc::channel(16);
                 stack::udp::listen(at, ltx)
                     .await
                     .map(|(a, t)| (a, t, forward(lrx, Link::Udp, tx.clone(), prio, a)))
-            }
-            StackKind::Braid => {
-                let (ltx, lrx) = mpsc::channel(16);
-                let at = if at.port() == 0 {
-                    // braid needs the port number up front: take a free UDP port.
-                    match std::net::UdpSocket::bind(at).and_then(|s| s.local_addr()) {
-                        Ok(a) => a,
-                        Err(e) => {
-                            for t in &tasks {
-                                tokio::task::JoinHandle::abort(t);
-                            }
-                            return Err(fail(e.to_string()));
-                        }
-                    }
-                } else {
-                    at
-                };
-                stack::braid::listen(at, cfg, ltx)
-                    .map(|(a, t)| (a, t, forward(lrx, Link::Braid, tx.clone(), prio, a)))
-            }
-        };
-        match r {
-            Ok((a, t1, t2)) => {
-                at = a;
-                addrs.push((k, a));
-                tasks.push(t1);
-                tasks.push(t2);
-            }
-            Err(e) => {
-                for t in &tasks {
-                    t.abort();
+            };
+            match r {
+                Ok((a, t1, t2)) => {
+                    port = a.port();
+                    addrs.push((k, a));
+                    tasks.push(t1);
+                    tasks.push(t2);
                 }
-                return Err(fail(e));
+                Err(e) => return Err(fail(&tasks, k, at, e)),
             }
         }
     }

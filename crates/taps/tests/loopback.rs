@@ -440,3 +440,55 @@ async fn host_name_is_resolved() -> R {
     })
     .await?
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multipath_makes_a_multihomed_braid_association() -> R {
+    tokio::time::timeout(BOUND, async {
+        // Two loopback addresses per side, as crates/net/tests/multipath.rs does.
+        let ips: [std::net::IpAddr; 2] = ["127.0.0.3".parse()?, "127.0.0.4".parse()?];
+        let client_ips: [std::net::IpAddr; 2] = ["127.0.0.1".parse()?, "127.0.0.2".parse()?];
+        let mut p = TransportProperties::new();
+        p.require("multipath")?;
+        p.multipath_policy = MultipathPolicy::Aggregate;
+        let locals = |ips: &[std::net::IpAddr]| -> Vec<LocalEndpoint> {
+            ips.iter()
+                .map(|ip| LocalEndpoint::new().with_ip_address(*ip))
+                .collect()
+        };
+        let mut l = Preconnection::new(
+            locals(&ips),
+            vec![],
+            p.clone(),
+            SecurityParameters::disabled(),
+        )
+        .listen()
+        .await?;
+        assert_eq!(l.local_addrs().len(), 2, "{:?}", l.local_addrs());
+        let port = l.port();
+        let remotes = ips
+            .iter()
+            .map(|ip| RemoteEndpoint::new().with_ip_address(*ip).with_port(port))
+            .collect();
+        let pre = Preconnection::new(
+            locals(&client_ips),
+            remotes,
+            p,
+            SecurityParameters::disabled(),
+        )
+        .with_cib(fresh_cib()?);
+        let cands = pre.candidates().await?;
+        assert!(cands.iter().all(|c| c.stack == StackKind::Braid));
+        assert_eq!(cands[0].extra_locals.len(), 1, "{cands:?}");
+        assert_eq!(cands[0].extra_remotes.len(), 1, "{cands:?}");
+        let c = pre.initiate().await?;
+        c.send_bytes(&b"two paths"[..]).await?;
+        let s = l.connection_received().await.ok_or("no connection")?;
+        assert_eq!(&s.receive().await?.ok_or("closed")?.data[..], b"two paths");
+        let paths = c.paths().await;
+        println!("multipath paths: {paths:?}");
+        assert!(paths.len() >= 2, "{paths:?}");
+        c.close().await;
+        Ok(())
+    })
+    .await?
+}

@@ -67,19 +67,26 @@ fn endpoint_config(cfg: &LinkConfig, port: u16, listen: bool) -> EndpointConfig 
     ec
 }
 
-/// Opens an association from `local` (IP; port 0 lets the OS choose the UDP port) to the
-/// listener at `remote`, whose UDP encapsulation port is also its SCTP port.
+/// Opens an association from `locals` (the first one's port, 0: the OS chooses) to the
+/// listener at `remotes` (the first is where the INIT goes; its UDP encapsulation port is
+/// also its SCTP port). Several addresses make the association multi-homed.
 pub(crate) async fn connect(
-    local: SocketAddr,
-    remote: SocketAddr,
+    locals: &[SocketAddr],
+    remotes: &[SocketAddr],
     cfg: &LinkConfig,
 ) -> Result<BraidLink, String> {
+    let (Some(&local), Some(&remote)) = (locals.first(), remotes.first()) else {
+        return Err("no address".into());
+    };
     // Our SCTP port: the same number as our UDP port is not known before binding; any
     // port works since the UDP 4-tuple already tells associations apart (RFC 6951 §5.1).
     let ec = endpoint_config(cfg, remote.port().max(1), false);
-    let ep = braid_net::Endpoint::bind(ec, &[local]).map_err(|e| format!("bind {local}: {e}"))?;
+    if cfg.props.conn_capacity_profile == crate::properties::CapacityProfile::Scavenger {
+        tracing::info!("connCapacityProfile Scavenger: braid has no LBE controller yet");
+    }
+    let ep = braid_net::Endpoint::bind(ec, locals).map_err(|e| format!("bind {local}: {e}"))?;
     let assoc = ep
-        .connect(&[remote], remote.port())
+        .connect(remotes, remote.port())
         .await
         .map_err(|e| e.to_string())?;
     BraidLink::new(assoc, Arc::new(ep), remote, cfg).await
@@ -158,6 +165,14 @@ impl BraidLink {
         self.assoc.abort();
     }
 
+    pub(crate) async fn paths(&self) -> Vec<(SocketAddr, SocketAddr)> {
+        self.assoc
+            .paths()
+            .await
+            .map(|v| v.iter().map(|p| (p.local, p.remote)).collect())
+            .unwrap_or_default()
+    }
+
     pub(crate) async fn srtt(&self) -> Option<Duration> {
         let paths = self.assoc.paths().await.ok()?;
         paths
@@ -168,14 +183,18 @@ impl BraidLink {
     }
 }
 
-/// A braid endpoint listening on `local` (UDP port = SCTP port), handing each accepted
-/// association to `tx`.
+/// A braid endpoint listening on `locals` (one socket each, all on the first one's port,
+/// which is also the SCTP port: a multi-homed server), handing each accepted association
+/// to `tx`.
 pub(crate) fn listen(
-    local: SocketAddr,
+    locals: &[SocketAddr],
     cfg: &LinkConfig,
     tx: mpsc::Sender<BraidLink>,
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), String> {
-    let ep = braid_net::Endpoint::bind(endpoint_config(cfg, local.port().max(1), true), &[local])
+    let Some(&local) = locals.first() else {
+        return Err("no address".into());
+    };
+    let ep = braid_net::Endpoint::bind(endpoint_config(cfg, local.port().max(1), true), locals)
         .map_err(|e| format!("braid bind {local}: {e}"))?;
     let bound = ep.local_addrs().first().copied().unwrap_or(local);
     let ep = Arc::new(ep);

@@ -222,6 +222,14 @@ impl Link {
         }
     }
 
+    /// The (local, remote) address pairs the link uses: braid's paths, else one.
+    pub(crate) async fn paths(&self) -> Vec<(SocketAddr, SocketAddr)> {
+        match self {
+            Self::Braid(l) => l.paths().await,
+            _ => vec![(SocketAddr::from(([0, 0, 0, 0], 0)), self.remote())],
+        }
+    }
+
     /// Smoothed RTT if the stack measured one (braid: the primary path's SRTT).
     pub(crate) async fn srtt(&self) -> Option<std::time::Duration> {
         match self {
@@ -231,15 +239,28 @@ impl Link {
     }
 }
 
-/// One racing attempt: opens a link of `kind` from `local` to `remote` (RFC 9623 §4.2).
+/// One racing attempt: opens a link of `kind` from `local` to `remote` (RFC 9623 §4.2);
+/// braid also binds `extra_locals` and lists `extra_remotes` (multi-homing, multipath).
 pub(crate) async fn open(
     kind: StackKind,
     local: SocketAddr,
     remote: SocketAddr,
+    extra_locals: &[SocketAddr],
+    extra_remotes: &[SocketAddr],
     cfg: &LinkConfig,
 ) -> Result<Link, String> {
     match kind {
-        StackKind::Braid => braid::connect(local, remote, cfg).await.map(Link::Braid),
+        StackKind::Braid => {
+            let locals: Vec<_> = std::iter::once(local)
+                .chain(extra_locals.iter().copied())
+                .collect();
+            let remotes: Vec<_> = std::iter::once(remote)
+                .chain(extra_remotes.iter().copied())
+                .collect();
+            braid::connect(&locals, &remotes, cfg)
+                .await
+                .map(Link::Braid)
+        }
         StackKind::Tcp => tcp::connect(local, remote).await.map(Link::Tcp),
         StackKind::Udp => udp::connect(local, remote).await.map(Link::Udp),
     }
