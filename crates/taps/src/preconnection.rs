@@ -363,6 +363,32 @@ impl Preconnection {
         self.initiate_with_report().await.map(|(c, _)| c)
     }
 
+    /// `InitiateWithSend` (RFC 9622 §7.1): initiate, then send `msg` on the new
+    /// Connection (no 0-RTT: no stack sends data in its handshake).
+    ///
+    /// # Errors
+    ///
+    /// As [`Preconnection::initiate`]; a send error after establishment is reported as
+    /// [`EstablishmentError::AllFailed`] with the winner's address.
+    pub async fn initiate_with_send(
+        &self,
+        msg: crate::Message,
+    ) -> Result<Connection, EstablishmentError> {
+        let c = self.initiate().await?;
+        if let Err(e) = c.send(msg).await {
+            let info = c.info();
+            return Err(EstablishmentError::AllFailed(vec![AttemptError {
+                stack: info.stack,
+                local: info
+                    .local
+                    .unwrap_or(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0)),
+                remote: info.remote,
+                error: e.to_string(),
+            }]));
+        }
+        Ok(c)
+    }
+
     /// [`Preconnection::initiate`] that also tells what happened to every candidate.
     ///
     /// # Errors

@@ -492,3 +492,41 @@ async fn multipath_makes_a_multihomed_braid_association() -> R {
     })
     .await?
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_adds_a_remote_and_sets_the_delay() -> R {
+    tokio::time::timeout(BOUND, async {
+        let l = listener(TransportProperties::new()).await?;
+        let port = l.port();
+        let _srv = echo_server(l);
+        // The application names a port where nothing listens; the policy adds the real one.
+        let dead = {
+            let s = std::net::TcpListener::bind("127.0.0.1:0")?;
+            s.local_addr()?.port()
+        };
+        let pib = Pib::parse(
+            "inline.toml",
+            &format!(
+                "[[policy]]\nmatch = {{ port = {dead} }}\nadd_remotes = [\"127.0.0.1:{port}\"]\n\
+                 attempt_delay_ms = 40\n"
+            ),
+        )?;
+        let pre = Preconnection::new(
+            vec![],
+            vec![remote(dead)],
+            TransportProperties::new(),
+            SecurityParameters::disabled(),
+        )
+        .with_cib(fresh_cib()?)
+        .with_pib(Arc::new(pib));
+        let (c, report) = pre.initiate_with_report().await?;
+        assert_eq!(report.attempt_delay, Duration::from_millis(40));
+        assert_eq!(c.info().remote.port(), port);
+        let c2 = pre.initiate_with_send(Message::new(&b"first"[..])).await?;
+        assert_eq!(&c2.receive().await?.ok_or("closed")?.data[..], b"first");
+        c.close().await;
+        c2.close().await;
+        Ok(())
+    })
+    .await?
+}
