@@ -260,13 +260,21 @@ impl Preconnection {
             };
             let found: Vec<SocketAddr> = match (&r.ip, &r.host_name) {
                 (Some(ip), _) => vec![SocketAddr::new(*ip, port)],
-                (None, Some(h)) => match tokio::net::lookup_host((h.as_str(), port)).await {
-                    Ok(it) => it.collect(),
-                    Err(e) => {
-                        why.push(format!("remote {h}: {e}"));
-                        continue;
+                (None, Some(h)) => {
+                    let lookup = tokio::net::lookup_host((h.as_str(), port));
+                    // Resolution is part of establishment: bounded by the same timeout.
+                    match tokio::time::timeout(props.establishment_timeout, lookup).await {
+                        Ok(Ok(it)) => it.collect(),
+                        Ok(Err(e)) => {
+                            why.push(format!("remote {h}: {e}"));
+                            continue;
+                        }
+                        Err(_) => {
+                            why.push(format!("remote {h}: resolution timed out"));
+                            continue;
+                        }
                     }
-                },
+                }
                 (None, None) => {
                     why.push("remote endpoint without host name or IP address".into());
                     continue;

@@ -530,3 +530,42 @@ async fn policy_adds_a_remote_and_sets_the_delay() -> R {
     })
     .await?
 }
+
+async fn abort_on(stack: StackKind) -> R {
+    let mut sp = TransportProperties::new();
+    for k in StackKind::ALL {
+        if k != stack {
+            sp.prohibit(&format!("stack:{}", k.name()))?;
+        }
+    }
+    let mut l = listener(sp.clone()).await?;
+    let pre = Preconnection::new(
+        vec![],
+        vec![remote(l.port())],
+        sp,
+        SecurityParameters::disabled(),
+    )
+    .with_cib(fresh_cib()?);
+    let a0 = pre.initiate().await?;
+    let a1 = a0.clone()?;
+    a0.send_bytes(&b"zero"[..]).await?;
+    let b0 = l.connection_received().await.ok_or("no connection")?;
+    assert_eq!(&b0.receive().await?.ok_or("closed")?.data[..], b"zero");
+    // Abort takes the whole group down, on both sides.
+    a0.abort();
+    assert!(a1.send_bytes(&b"late"[..]).await.is_err());
+    while let Some(m) = b0.receive().await? {
+        assert_ne!(&m.data[..], b"late");
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_ends_the_braid_group() -> R {
+    tokio::time::timeout(BOUND, abort_on(StackKind::Braid)).await?
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_ends_the_tcp_group() -> R {
+    tokio::time::timeout(BOUND, abort_on(StackKind::Tcp)).await?
+}

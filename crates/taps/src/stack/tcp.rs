@@ -43,8 +43,10 @@ pub const FLAG_END: u8 = 0x02;
 /// One framed TCP connection.
 #[derive(Debug)]
 pub(crate) struct TcpLink {
-    rd: Mutex<OwnedReadHalf>,
+    rd: Mutex<Option<OwnedReadHalf>>,
     wr: Mutex<Option<OwnedWriteHalf>>,
+    /// A duplicate of the socket, so that `abort()` works while a send holds `wr`.
+    ctl: Option<std::net::TcpStream>,
     remote: SocketAddr,
 }
 
@@ -92,10 +94,31 @@ impl TcpLink {
     pub(crate) fn new(s: TcpStream, remote: SocketAddr) -> Self {
         // Messages are latency-bound units: do not hold a small one back (RFC 9293 §3.7.4).
         let _ = s.set_nodelay(true);
+        let ctl = s
+            .into_std()
+            .and_then(|std| Ok((std.try_clone().ok(), TcpStream::from_std(std)?)));
+        let (ctl, s) = match ctl {
+            Ok(x) => x,
+            // into_std/from_std only fail on a broken socket: nothing left to keep.
+            Err(e) => {
+                tracing::debug!("tcp socket: {e}");
+                return Self::broken(remote);
+            }
+        };
         let (rd, wr) = s.into_split();
         Self {
-            rd: Mutex::new(rd),
+            rd: Mutex::new(Some(rd)),
             wr: Mutex::new(Some(wr)),
+            ctl,
+            remote,
+        }
+    }
+
+    fn broken(remote: SocketAddr) -> Self {
+        Self {
+            rd: Mutex::new(None),
+            wr: Mutex::new(None),
+            ctl: None,
             remote,
         }
     }
@@ -125,6 +148,7 @@ impl TcpLink {
 
     pub(crate) async fn recv(&self) -> Option<Inbound> {
         let mut rd = self.rd.lock().await;
+        let rd = rd.as_mut()?;
         let mut h = [0u8; HEADER_LEN];
         rd.read_exact(&mut h).await.ok()?;
         let (len, stream, flags) = match decode_header(h) {
@@ -151,8 +175,11 @@ impl TcpLink {
     }
 
     pub(crate) fn abort(&self) {
-        // Dropping the write half sends FIN; a RST would need SO_LINGER 0 on the socket,
-        // which the split halves no longer give access to.
+        // Both directions at once, even while a send or receive holds a half (a FIN, not a
+        // RST: std has no SO_LINGER 0 without unsafe or another dependency).
+        if let Some(c) = &self.ctl {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
         if let Ok(mut w) = self.wr.try_lock() {
             w.take();
         }
