@@ -1,3 +1,79 @@
-//! `braid-taps`: the property/policy based transport-services API (RFC 9622 vocabulary).
+//! `braid-taps`: a Transport Services API (RFC 9622 names, RFC 9623 racing) with NEAT's
+//! policy manager (003_*.txt §1, §3.2) on top of braid-net.
 //!
-//! **Not implemented yet.** Placeholder in the workspace layout of `DESIGN.md`.
+//! The application describes what it needs — [`TransportProperties`] with the five
+//! preference levels ([`Preference::Require`] … [`Preference::Prohibit`]) — and where to
+//! go ([`RemoteEndpoint`]); a [`Preconnection`] gathers candidates (local addresses ×
+//! resolved remote addresses × protocol stacks: braid/UDP, TCP with a message framer, plain
+//! UDP), drops those the properties, the PIB ([`Pib`], policy files) and the security
+//! parameters rule out, orders the rest (policy, then the CIB's memory of what won last
+//! time for this remote ([`Cib`]), then Prefer/Avoid, then braid before TCP before UDP),
+//! and races them with a Connection Attempt Delay (RFC 8305 §5, 250 ms by default). The
+//! first ready candidate becomes the [`Connection`]; the others are aborted. With no
+//! candidate at all, [`Preconnection::initiate`] fails at once with
+//! [`EstablishmentError::NoCandidate`] — never a hang.
+//!
+//! Connections of a group ([`Connection::clone`]) are streams of one braid association
+//! (or framed streams of one TCP socket); see [`connection`] for how one of them is closed
+//! without a stream reset.
+//!
+//! ```
+//! use braid_taps::*;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut props = TransportProperties::new();
+//! props.set("multistreaming", Preference::Require)?;
+//! let server = Preconnection::new(
+//!     vec![LocalEndpoint::new().with_ip_address("127.0.0.1".parse()?)],
+//!     vec![],
+//!     props.clone(),
+//!     SecurityParameters::disabled(),
+//! );
+//! let mut listener = server.listen().await?;
+//! let remote = RemoteEndpoint::new()
+//!     .with_ip_address("127.0.0.1".parse()?)
+//!     .with_port(listener.port());
+//! let client = Preconnection::new(vec![], vec![remote], props, SecurityParameters::disabled());
+//! let conn = client.initiate().await?;
+//! assert_eq!(conn.stack(), StackKind::Braid); // multistreaming required: only braid
+//! conn.send(Message::new(&b"ping"[..])).await?;
+//! let peer = listener.connection_received().await.ok_or("listener stopped")?;
+//! let m = peer.receive().await?.ok_or("closed")?;
+//! assert_eq!(&m.data[..], b"ping");
+//!
+//! // A second Connection in the group: stream 2 of the same association.
+//! let second = conn.clone()?;
+//! second.send_bytes(&b"on another stream"[..]).await?;
+//! let peer2 = peer.connection_received().await.ok_or("no grouped connection")?;
+//! assert_eq!(peer2.info().stream, 2);
+//! let m2 = peer2.receive().await?.ok_or("closed")?;
+//! assert_eq!((&m2.data[..], m2.context.stream), (&b"on another stream"[..], 2));
+//! second.close().await; // end-of-stream marker: only this stream ends
+//! assert_eq!(peer2.receive().await?, None);
+//! conn.close().await; // the last one: SHUTDOWN
+//! # Ok(()) }
+//! ```
+
+pub mod cib;
+pub mod connection;
+mod endpoint;
+mod error;
+mod message;
+pub mod pib;
+mod preconnection;
+mod properties;
+pub mod stack;
+
+pub use cib::Cib;
+pub use connection::{Connection, ConnectionInfo};
+pub use endpoint::{LocalEndpoint, RemoteEndpoint};
+pub use error::{AttemptError, ConnectionError, EstablishmentError};
+pub use message::{Message, MessageContext};
+pub use pib::{Pib, PolicyError};
+pub use preconnection::{Attempt, Candidate, Listener, Outcome, Preconnection, RaceReport};
+pub use properties::{
+    CapacityProfile, ConnScheduler, DEFAULT_ATTEMPT_DELAY, MultipathPolicy, Preference,
+    SecurityParameters, TransportProperties, UnknownProperty,
+};
+pub use stack::StackKind;
