@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Long fat paths in the simulator (issue 17): one association on one 1 Gbit/s path whose
+# drop-tail queue holds one bandwidth-delay product, at RTT 10/20/50/100/200 ms, with random
+# loss 0, 0.01 % and 0.1 %, per congestion controller. Default settings otherwise (buffer
+# autotuning on). Prints goodput (mean over SEEDS), its share of the payload rate, the
+# receive window and send buffer autotuning reached, and retransmissions, one row per
+# (RTT, loss, controller), as a Markdown table.
+#
+#   bench/long-fat.sh                       # CCS="reno cubic" SEEDS=2 DURATION=20s WARMUP=5s
+#   RTTS="100" LOSSES="0" CCS=cubic bench/long-fat.sh
+#
+# Env: RTTS (ms), LOSSES (rates), CCS, SEEDS, DURATION, WARMUP, OUT (keeps the campaigns),
+# BRAID (default target/release/braid; cargo build --release -p braid-cli first).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BRAID="${BRAID:-${CARGO_TARGET_DIR:-$ROOT/target}/release/braid}"
+RTTS="${RTTS:-10 20 50 100 200}"
+LOSSES="${LOSSES:-0 0.0001 0.001}"
+CCS="${CCS:-reno cubic}"
+SEEDS="${SEEDS:-2}"
+DURATION="${DURATION:-20s}"
+WARMUP="${WARMUP:-5s}"
+OUT="${OUT:-$(mktemp -d)}"
+[ -x "$BRAID" ] || { echo "long-fat: $BRAID not found (build it first)" >&2; exit 1; }
+mkdir -p "$OUT"
+
+# The payload rate of a 1 Gbit/s link carrying 1452-byte DATA chunks in 1500-byte IP
+# packets (SCTP common 12 + DATA 16 + UDP 8 + IPv4 20 bytes of headers).
+PAYLOAD_RATE=$(python3 -c 'print(1000 * 1452 / 1500)')
+
+echo "| RTT (ms) | loss | cc | goodput (Mbit/s) | of payload rate | recv window (MiB) | send buffer (MiB) | retransmissions |"
+echo "|---:|---:|---|---:|---:|---:|---:|---:|"
+for rtt in $RTTS; do
+  # One BDP of 1500-byte packets: 1 Gbit/s x RTT / 12000 bits.
+  queue=$((rtt * 1000000 / 12000))
+  one_way=$(python3 -c "print($rtt / 2)")
+  for loss in $LOSSES; do
+    for cc in $CCS; do
+      name="rtt${rtt}-loss${loss}-${cc}"
+      cat >"$OUT/$name.toml" <<EOF
+name = "long fat path, $rtt ms, loss $loss, $cc"
+duration = "$DURATION"
+warmup = "$WARMUP"
+seeds = $SEEDS
+
+[[path]]
+name = "A"
+rate = "1Gbit/s"
+delay = "${one_way}ms"
+queue = $queue
+loss = $loss
+
+[association]
+cc = "$cc"
+
+[[traffic]]
+kind = "saturated"
+streams = 1
+message_size = 1452
+EOF
+      "$BRAID" sim run "$OUT/$name.toml" --out "$OUT/$name" >/dev/null
+      python3 - "$OUT/$name/summary.json" "$rtt" "$loss" "$cc" "$PAYLOAD_RATE" <<'EOF'
+import json, sys
+path, rtt, loss, cc, rate = sys.argv[1:]
+s = json.load(open(path))
+m = s["points"][0]["metrics"]
+def mean(k):
+    v = m[k]
+    return v["mean"] if isinstance(v, dict) else v
+g = mean("goodput_mbps")
+print(f"| {rtt} | {float(loss) * 100:g} % | {cc} | {g:.0f} | {g / float(rate) * 100:.0f} % "
+      f"| {mean('recv_window_bytes') / 2**20:.1f} | {mean('send_buffer_limit_bytes') / 2**20:.1f} "
+      f"| {mean('retransmissions'):.0f} |")
+EOF
+    done
+  done
+done
+echo "(campaigns in $OUT)"
