@@ -9,6 +9,8 @@
 #   bench/long-fat.sh                       # CCS="reno cubic" SEEDS=2 DURATION=20s WARMUP=5s
 #   RTTS="100" LOSSES="0" CCS=cubic bench/long-fat.sh
 #
+# A controller name with "+pacing" (e.g. cubic+pacing) also turns pacing on.
+#
 # Env: RTTS (ms), LOSSES (rates), CCS, SEEDS, DURATION, WARMUP, OUT (keeps the campaigns),
 # BRAID (default target/release/braid; cargo build --release -p braid-cli first).
 set -euo pipefail
@@ -51,7 +53,8 @@ queue = $queue
 loss = $loss
 
 [association]
-cc = "$cc"
+cc = "${cc%+pacing}"
+pacing = $([ "${cc%+pacing}" != "$cc" ] && echo true || echo false)
 
 [[traffic]]
 kind = "saturated"

@@ -13,7 +13,9 @@ bash scripts/setup.sh
 export BRAID_PROPTEST_CASES="${BRAID_PROPTEST_CASES:-512}"
 cargo test --workspace --release --all-targets
 cargo test --workspace --release --doc
-# braid-taps racing/fallback between namespaces (SKIP without root/netns).
+# braid-taps racing/fallback between namespaces (SKIP without root/netns); its server and
+# client are braid-taps's examples (`cargo test` does not leave them under examples/).
+cargo build --release -p braid-taps --examples
 EXAMPLES="${CARGO_TARGET_DIR:-$PWD/target}/release/examples" bash scripts/netns-taps.sh
 # The dcSCTP interop peer is a package of its own (interop/dcsctp): its unit tests (format,
 # verifier, --loss), built where interop/install.sh built it.

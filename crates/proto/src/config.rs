@@ -273,6 +273,9 @@ pub struct AssociationConfig {
     /// Detection of spurious fast retransmits and timeouts, and the Eifel response
     /// (004_*.txt, RFC 4015) when one is found. Off by default, as in RFC 9260.
     pub spurious_detection: SpuriousDetection,
+    /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt with bursts of
+    /// at most 2 ms (`crate::path::pacer`), so windows do not leave in line-rate bursts.
+    pub pacing: bool,
     /// Packetization Layer PMTU Discovery (RFC 8899; 003_*.txt §2.1.3): each confirmed path
     /// starts at BASE_PLPMTU (1200 bytes IPv4, 1280 IPv6) and probes with HEARTBEAT + PAD up
     /// to `path_mtu`, which is then MAX_PLPMTU. Off: every path uses `path_mtu` (lowered only
@@ -349,6 +352,7 @@ impl Default for AssociationConfig {
             path_loss_threshold: None,
             spurious_detection: SpuriousDetection::Off,
             plpmtud: false,
+            pacing: false,
             pmtu_max_probes: 3,
             pmtu_raise_interval: Duration::from_secs(600),
         }

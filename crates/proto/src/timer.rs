@@ -28,14 +28,16 @@ pub enum Timer {
     PmtuProbe(PathId),
     /// A path's PLPMTUD searches for a larger PMTU again (RFC 8899 §5.1.1 PMTU_RAISE_TIMER).
     PmtuRaise(PathId),
+    /// A path's pacer has a packet's worth of tokens again (`crate::path::pacer`).
+    Pacing(PathId),
 }
 
 /// The deadlines of every timer of an association.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Timers {
     association: [Option<Instant>; 4],
-    /// Per path: T3-rtx, heartbeat, PMTU probe, PMTU raise.
-    paths: Vec<[Option<Instant>; 4]>,
+    /// Per path: T3-rtx, heartbeat, PMTU probe, PMTU raise, pacing.
+    paths: Vec<[Option<Instant>; 5]>,
 }
 
 impl Timers {
@@ -49,6 +51,7 @@ impl Timers {
             Timer::Heartbeat(p) => self.paths.get(p.0 as usize).map(|s| &s[1]),
             Timer::PmtuProbe(p) => self.paths.get(p.0 as usize).map(|s| &s[2]),
             Timer::PmtuRaise(p) => self.paths.get(p.0 as usize).map(|s| &s[3]),
+            Timer::Pacing(p) => self.paths.get(p.0 as usize).map(|s| &s[4]),
         }
     }
 
@@ -64,10 +67,10 @@ impl Timers {
 
     /// Arms `t` for `at`, or stops it with `None`.
     pub(crate) fn set(&mut self, t: Timer, at: Option<Instant>) {
-        let path_slot = |paths: &mut Vec<[Option<Instant>; 4]>, p: PathId| {
+        let path_slot = |paths: &mut Vec<[Option<Instant>; 5]>, p: PathId| {
             let i = p.0 as usize;
             if paths.len() <= i {
-                paths.resize(i + 1, [None; 4]);
+                paths.resize(i + 1, [None; 5]);
             }
             i
         };
@@ -92,6 +95,10 @@ impl Timers {
                 let i = path_slot(&mut self.paths, p);
                 self.paths[i][3] = at;
             }
+            Timer::Pacing(p) => {
+                let i = path_slot(&mut self.paths, p);
+                self.paths[i][4] = at;
+            }
         }
     }
 
@@ -103,7 +110,7 @@ impl Timers {
     /// Stops every timer.
     pub(crate) fn stop_all(&mut self) {
         self.association = [None; 4];
-        self.paths.iter_mut().for_each(|s| *s = [None; 4]);
+        self.paths.iter_mut().for_each(|s| *s = [None; 5]);
     }
 
     /// Moves every timer due at `now` to `to`.

@@ -440,6 +440,8 @@ pub struct AssociationSpec {
     pub spurious_detection: Option<SpuriousDetection>,
     /// PLPMTUD (RFC 8899): probe each path's PMTU from 1200 bytes up to `path_mtu`.
     pub plpmtud: Option<bool>,
+    /// Pace each path's new DATA (issue 17; default off).
+    pub pacing: Option<bool>,
     /// The path MTU the association assumes (without PLPMTUD) or searches up to (with it),
     /// in bytes of IP packet. Unset: the first path's `mtu`.
     pub path_mtu: Option<usize>,

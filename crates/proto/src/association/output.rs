@@ -132,6 +132,7 @@ impl Association {
         let p = &mut self.paths[pi];
         p.stats.packets_sent += 1;
         p.stats.bytes_sent += size as u64;
+        p.pacer.on_sent(size);
         Some(Transmit {
             local: p.local,
             remote: p.remote,
@@ -291,6 +292,10 @@ impl Association {
             }
             if self.state != State::Closed && due(self, Timer::PmtuRaise(id)) {
                 self.on_pmtu_raise_timer(now, id);
+            }
+            if due(self, Timer::Pacing(id)) {
+                // The pacer has tokens again: the next poll_transmit refills and sends.
+                self.timers.stop(Timer::Pacing(id));
             }
         }
     }

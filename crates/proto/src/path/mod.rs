@@ -1,6 +1,7 @@
 //! A path: one (local address, remote address) pair of an association with its own RTO,
 //! congestion window, error counter and heartbeat state (RFC 9260 §6.3, §7.2, §8.2, §8.3).
 
+pub(crate) mod pacer;
 pub(crate) mod plpmtud;
 pub(crate) mod psn;
 pub(crate) mod rto;
@@ -174,6 +175,8 @@ pub(crate) struct Path {
     pub(crate) buffered: usize,
     /// Packets with new data still allowed in this burst (Max.Burst, RFC 9260 §6.1).
     pub(crate) burst_budget: u32,
+    /// Pacing of new DATA (`AssociationConfig::pacing`).
+    pub(crate) pacer: pacer::Pacer,
     /// With several paths: `seq` of the chunks whose last transmission was on this path and
     /// that are neither acknowledged nor abandoned nor moved to another path since, in TSN
     /// order. They give CMT's pseudo-cumack (CUC) and SFR's miss candidates without
@@ -238,6 +241,7 @@ impl Path {
             rtt_probe: None,
             buffered: 0,
             burst_budget: cfg.max_burst,
+            pacer: pacer::Pacer::default(),
             sent_live: seq_list::SeqList::default(),
             stats: PathStats::default(),
             psn: psn::PsnSender::default(),

@@ -11,8 +11,12 @@ use crate::time::Instant;
 use crate::timer::Timer;
 
 impl Association {
-    /// Refreshes what the scheduler sees of the paths (only disciplines that look at them).
+    /// Refreshes what the scheduler sees of the paths (only disciplines that look at them),
+    /// and fills the pacers.
     pub(crate) fn refresh_path_views(&mut self, now: Instant) {
+        if self.cfg.pacing {
+            self.refill_pacers(now);
+        }
         self.views.clear();
         if !matches!(
             self.tx.sched.kind(),
@@ -26,6 +30,29 @@ impl Association {
             srtt: p.rtt.srtt(),
         }));
         self.tx.sched.on_paths(now, &self.views);
+    }
+
+    /// Fills every path's pacer up to `now`; a path with new DATA waiting only for its pacer
+    /// gets the pacing timer for when it may send.
+    fn refill_pacers(&mut self, now: Instant) {
+        let unsent = self.tx.has_unsent();
+        for p in &mut self.paths {
+            let (cwnd, ssthresh) = (p.cc.window(), p.cc.ssthresh());
+            p.pacer
+                .refill(now, cwnd, p.rtt.srtt(), p.mtu, cwnd <= ssthresh);
+            let wait = if unsent && p.flight_size < cwnd {
+                p.pacer.next_ready(now, p.mtu)
+            } else {
+                None
+            };
+            self.timers.set(Timer::Pacing(p.id), wait);
+        }
+    }
+
+    /// Whether the pacer lets `path` send a packet of new DATA now.
+    fn paced_ok(&self, path: PathId) -> bool {
+        let p = &self.paths[path.0 as usize];
+        !self.cfg.pacing || p.pacer.ready(p.mtu)
     }
 
     /// Whether new DATA may be sent in this state (RFC 9260 §9.2: not after SHUTDOWN).
@@ -71,6 +98,7 @@ impl Association {
             && self.tx.has_unsent()
             && p.burst_budget > 0
             && p.flight_size < p.cc.window()
+            && self.paced_ok(path)
             && p.psn.probe.is_none()
             && (!self.ls() || p.psn.has_room())
             && self.new_data_allowed_on(path)
@@ -153,6 +181,7 @@ impl Association {
         if !rtx_left
             && self.may_send_new_data()
             && self.paths[path.0 as usize].burst_budget > 0
+            && self.paced_ok(path)
             && self.paths[path.0 as usize].psn.probe.is_none()
             && self.new_data_allowed_on(path)
         {
