@@ -120,10 +120,10 @@ impl Association {
         };
         // RFC 9260 §8.3: a HEARTBEAT-ACK is an RTT measurement; each copy of a probe has
         // its own nonce, which vouches for the echoed send time (no Karn ambiguity).
-        if let Some(p) = self.paths.get_mut(path.0 as usize) {
-            if sent <= now {
-                p.rtt.on_sample(now.saturating_duration_since(sent));
-            }
+        if let Some(p) = self.paths.get_mut(path.0 as usize)
+            && sent <= now
+        {
+            p.rtt.on_sample(now.saturating_duration_since(sent));
         }
         self.pmtu_apply(now, path, step);
     }
