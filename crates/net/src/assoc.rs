@@ -4,14 +4,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use braid_proto::{
-    AssocId, AssociationStats, CloseReason, PathInfo, ReceivedMessage, SchedulerKind, SendError,
-    SendOptions,
+    AssocId, AssociationStats, CloseReason, CmtConfig, PathInfo, ReceivedMessage, RtxPolicy,
+    SchedulerKind, SendError, SendOptions,
 };
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::Error;
-use crate::driver::{Cmd, Control};
+use crate::driver::{Cmd, Control, PathOp};
 use crate::events::Events;
 use crate::shared::{Enqueue, Shared, StreamRx};
 use crate::stream::{RecvStream, SendStream};
@@ -348,9 +348,55 @@ impl Association {
     /// [`Error::NoSuchPath`] if no confirmed path goes to `remote`; [`Error::Closed`],
     /// [`Error::EndpointClosed`].
     pub async fn set_primary(&self, remote: SocketAddr) -> Result<(), Error> {
+        self.path_policy(remote, PathOp::Primary).await
+    }
+
+    /// Application path policy: a standby path carries data only while no other path is
+    /// active (CMT and the primary-path choice leave it alone until the others fail); it
+    /// stays monitored by heartbeats. A standby primary gives way to an active alternate.
+    /// Shown as [`PathInfo::standby`].
+    ///
+    /// Not available (the core has no such knob): forbidding an address pair outright
+    /// (use standby), and a cost or weight per path.
+    ///
+    /// Cancel safety: as [`Association::set_primary`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchPath`] if no path goes to `remote`; [`Error::Closed`],
+    /// [`Error::EndpointClosed`].
+    pub async fn set_path_standby(&self, remote: SocketAddr, standby: bool) -> Result<(), Error> {
+        self.path_policy(remote, PathOp::Standby(standby)).await
+    }
+
+    async fn path_policy(&self, remote: SocketAddr, op: PathOp) -> Result<(), Error> {
         let id = self.id();
-        self.request(|reply| Cmd::SetPrimary { id, remote, reply })
-            .await?
+        self.request(|reply| Cmd::PathPolicy {
+            id,
+            remote,
+            op,
+            reply,
+        })
+        .await?
+    }
+
+    /// Turns concurrent multipath transfer on (with these settings) or off at run time;
+    /// data in flight stays where it is.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EndpointClosed`].
+    pub fn set_cmt(&self, cmt: Option<CmtConfig>) -> Result<(), Error> {
+        self.control(Control::Cmt(cmt))
+    }
+
+    /// The retransmission path policy from now on (Iyengar et al. §4.3).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EndpointClosed`].
+    pub fn set_rtx_policy(&self, policy: RtxPolicy) -> Result<(), Error> {
+        self.control(Control::RtxPolicy(policy))
     }
 
     /// Switches the stream scheduler (RFC 8260 §3); queued messages stay queued.

@@ -49,9 +49,11 @@ pub(crate) enum Cmd {
         id: AssocId,
         op: Control,
     },
-    SetPrimary {
+    /// A setting of the path to the peer address `remote`.
+    PathPolicy {
         id: AssocId,
         remote: SocketAddr,
+        op: PathOp,
         reply: oneshot::Sender<Result<(), Error>>,
     },
     /// Test introspection: (associations in the core, driver entries, waiting accepts).
@@ -89,6 +91,15 @@ pub(crate) enum Control {
     StreamWeight(u16, u16),
     /// (stream, path index) of the fixed stream-to-path mapping.
     StreamPath(u16, u16),
+    Cmt(Option<braid_proto::CmtConfig>),
+    RtxPolicy(braid_proto::RtxPolicy),
+}
+
+/// What [`Cmd::PathPolicy`] sets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PathOp {
+    Primary,
+    Standby(bool),
 }
 
 /// How often at most the task republishes an association's statistics while it is busy.
@@ -683,6 +694,7 @@ impl Driver {
         match &c {
             Cmd::Send { id, .. }
             | Cmd::Control { id, .. }
+            | Cmd::PathPolicy { id, .. }
             | Cmd::Kick { id }
             | Cmd::Shutdown { id, .. }
             | Cmd::Abort { id }
@@ -756,13 +768,23 @@ impl Driver {
                 self.deliver(id);
             }
             Cmd::Control { id, op } => self.control(id, op),
-            Cmd::SetPrimary { id, remote, reply } => {
+            Cmd::PathPolicy {
+                id,
+                remote,
+                op,
+                reply,
+            } => {
                 let r = match self.ep.association_mut(id) {
                     Some(a) => {
                         let path = a.paths().into_iter().find(|p| p.remote == remote);
-                        match path {
-                            Some(p) if a.set_primary(p.id) => Ok(()),
-                            _ => Err(Error::NoSuchPath(remote)),
+                        let done = path.is_some_and(|p| match op {
+                            PathOp::Primary => a.set_primary(p.id),
+                            PathOp::Standby(on) => a.set_path_standby(p.id, on),
+                        });
+                        if done {
+                            Ok(())
+                        } else {
+                            Err(Error::NoSuchPath(remote))
                         }
                     }
                     None => Err(self.gone(id)),
@@ -1128,6 +1150,8 @@ impl Driver {
         };
         match op {
             Control::Scheduler(kind) => a.set_stream_scheduler(kind),
+            Control::Cmt(cmt) => a.set_cmt(cmt),
+            Control::RtxPolicy(p) => a.set_rtx_policy(p),
             Control::StreamPriority(stream, p) => a.set_stream_priority(stream, p),
             Control::StreamWeight(stream, wt) => a.set_stream_weight(stream, wt),
             Control::StreamPath(stream, path) => {

@@ -318,3 +318,54 @@ async fn dropped_futures_leak_nothing() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn the_builder_names_the_bad_setting() {
+    let e = Endpoint::builder().build().err().unwrap();
+    assert!(matches!(e, braid_net::BuildError::NoAddress), "{e}");
+    let e = Endpoint::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .streams(0, 16)
+        .build()
+        .err()
+        .unwrap();
+    assert!(matches!(e, braid_net::BuildError::Config(_)), "{e}");
+    assert!(e.to_string().contains("outbound_streams"), "{e}");
+    let ep = Endpoint::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .listen(5004)
+        .cmt(true)
+        .idata(true)
+        .stream_scheduler(SchedulerKind::RoundRobin)
+        .build()
+        .unwrap();
+    ep.close().await;
+}
+
+#[tokio::test]
+async fn connect_by_host_name() {
+    timeout(LIMIT, async {
+        let srv = endpoint(true);
+        let cli = endpoint(false);
+        let port = srv.local_addrs()[0].port();
+        // localhost may also resolve to ::1: only the IPv4 address fits cli's socket.
+        let a = cli
+            .connect_host(&format!("localhost:{port}"), 5001)
+            .await
+            .unwrap();
+        let b = srv.accept().await.unwrap();
+        a.send(0, msg(b"by name"), SendOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(&b.recv().await.unwrap().unwrap().data[..], b"by name");
+        assert!(matches!(
+            cli.connect_host("no-such-host.invalid:1", 5001).await,
+            Err(Error::Resolve { .. })
+        ));
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
