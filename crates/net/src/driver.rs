@@ -935,9 +935,18 @@ impl Driver {
         }
         let freed = s.send_q_bytes < before;
         let empty = s.send_q.is_empty();
+        // Taken under the lock already held: no second lock per flush.
+        let wakers = if freed && !s.send_wakers.is_empty() {
+            std::mem::take(&mut s.send_wakers)
+        } else {
+            Vec::new()
+        };
         drop(s);
         if freed {
-            w.shared.wake_senders();
+            w.shared.send_room.notify_waiters();
+            for k in wakers {
+                k.wake();
+            }
         }
         if w.shutdown_pending && empty && w.sends.is_empty() {
             w.shutdown_pending = false;

@@ -43,7 +43,7 @@ pub enum AssocEvent {
     Restarted,
     /// A stream's buffered bytes (queued and unacknowledged) dropped to
     /// `AssociationConfig::stream_buffer_low` or below (001_*.txt's sender queue
-    /// information; only when that threshold is not 0).
+    /// information; with the default threshold 0: everything sent on it was acknowledged).
     SendBufferLow {
         /// The stream.
         stream: u16,

@@ -12,6 +12,15 @@
 //! `poll_transmit` after every received datagram (each SACK opens its own Max.Burst) into
 //! GSO batches of at most 64 KiB, sent once the receive batch is processed.
 //!
+//! The application API has quinn's shape: [`Endpoint::builder`] (or [`Endpoint::bind`]),
+//! [`Endpoint::connect`] / [`Endpoint::connect_host`] / [`Endpoint::accept`], and a
+//! clonable [`Association`] with message `send`/`recv`, per-stream [`SendStream`] and
+//! [`RecvStream`] handles (`AsyncWrite`/`AsyncRead`), synchronous `stats()`/`paths()`
+//! published by the task, [`Association::events`], [`Association::closed`] and run-time
+//! control (primary, standby paths, CMT, schedulers). Every async method documents its
+//! cancel safety: a dropped future never loses a message or leaves state behind. The
+//! fault-injection hook `Endpoint::blackhole` exists with the `test-util` feature.
+//!
 //! RFC 6951 ports are the core's business (`braid_proto` keeps the peer's UDP port in each
 //! path's remote address): it moves only on a packet whose verification tag checked out,
 //! never on an INIT or an unverified COOKIE-ECHO, and an INIT from a known address with a new
