@@ -483,7 +483,10 @@ impl Driver {
                     }
                 } => {
                     let now = self.now();
-                    self.ep.handle_timeout(now);
+                    // The wake-up may be only for a statistics publication (`stale_due`).
+                    if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+                        self.ep.handle_timeout(now);
+                    }
                 }
             }
         }
