@@ -317,6 +317,8 @@ impl Endpoint {
     /// Introspection for tests (cargo feature `test-util`): (associations the core holds,
     /// associations the driver tracks, `accept` calls waiting).
     ///
+    /// Cancel safety: nothing to lose.
+    ///
     /// # Errors
     ///
     /// [`Error::EndpointClosed`].

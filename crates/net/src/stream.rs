@@ -163,7 +163,8 @@ impl AsyncWrite for SendStream {
 /// The receiving side of one inbound stream ([`Association::recv_stream`],
 /// [`Association::accept_stream`]): every message of the stream comes here, none to
 /// [`Association::recv`]. Keeps the association open while it lives. Dropping it hands
-/// the stream back to `recv` (unread messages included).
+/// the stream back to `recv` (unread messages included; the unread rest of a message
+/// `AsyncRead` was in the middle of goes with the handle).
 ///
 /// `tokio::io::AsyncRead` reads the stream's messages as one byte stream (message
 /// boundaries are lost); it ends (EOF) after a graceful shutdown and fails with
