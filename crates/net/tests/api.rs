@@ -369,3 +369,33 @@ async fn connect_by_host_name() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_write_waits_for_room_and_async_read_gets_every_byte() {
+    timeout(LIMIT, async {
+        let (srv, cli, a, b) = pair().await;
+        let mut r = b.recv_stream(7).unwrap();
+        let mut w = a.open_stream(7).unwrap();
+        // Several times the send queue: AsyncWrite must wait for room (waker) and resume.
+        let total = 6 << 20;
+        let data: Vec<u8> = (0..total as u32).map(|i| (i % 253) as u8).collect();
+        let expect = data.clone();
+        let writer = tokio::spawn(async move {
+            w.write_all(&data).await.unwrap();
+            w.flush().await.unwrap();
+            w
+        });
+        let mut got = vec![0u8; total];
+        r.read_exact(&mut got).await.unwrap();
+        assert!(got == expect, "bytes differ");
+        drop(writer.await.unwrap());
+        a.shutdown().await.unwrap();
+        let mut rest = Vec::new();
+        r.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
