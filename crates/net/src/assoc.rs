@@ -200,17 +200,28 @@ impl Association {
         self.shared().lock().closed.clone()
     }
 
-    /// Association counters, as the endpoint's task last published them: at most a few
-    /// milliseconds old while the association is busy, exact once it is idle, and kept
-    /// after it closed.
+    /// Association counters, as the endpoint's task published them the last time it
+    /// handled the association (every datagram, event or command for it): no await, no
+    /// round trip; kept after the close.
     pub fn stats(&self) -> AssociationStats {
         self.shared().lock().snapshot.stats
     }
 
-    /// Snapshots of the paths (address pair, state, srtt, cwnd, PMTU, counters), as
-    /// published with [`Association::stats`].
+    /// Snapshots of the paths (address pair, state, standby, srtt, cwnd, PMTU, counters).
+    /// The task publishes them at most every 2 ms while the association is busy, and at
+    /// once on an event (path state, close...): the counters may miss the last
+    /// milliseconds of activity; a call that finds them behind asks the task for a fresh
+    /// publication, which the next call sees. Kept after the close.
     pub fn paths(&self) -> Vec<PathInfo> {
-        self.shared().lock().snapshot.paths.clone()
+        let (paths, ask) = {
+            let mut s = self.shared().lock();
+            let ask = s.paths_stale && !std::mem::replace(&mut s.refresh_asked, true);
+            (s.snapshot.paths.clone(), ask)
+        };
+        if ask {
+            let _ = self.cmd(Cmd::Refresh { id: self.id() });
+        }
+        paths
     }
 
     /// The last snapshot of every path the association no longer has (its counters stay

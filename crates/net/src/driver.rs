@@ -44,6 +44,10 @@ pub(crate) enum Cmd {
     Kick {
         id: AssocId,
     },
+    /// A handle read path snapshots the task had skipped: publish them now.
+    Refresh {
+        id: AssocId,
+    },
     /// A run-time setting of one association.
     Control {
         id: AssocId,
@@ -132,6 +136,8 @@ struct Waiters {
     published: Option<Instant>,
     /// Something the application sees changed (an event): publish now, not throttled.
     publish_now: bool,
+    /// A publication was skipped (throttled) and the handle was told so.
+    marked_stale: bool,
     /// The fixed stream-to-path mapping as the application set it (`u16::MAX`: default).
     stream_paths: Vec<u16>,
 }
@@ -280,10 +286,6 @@ pub(crate) struct Driver {
     /// Capacities of the shared send and receive queues.
     send_cap: usize,
     recv_cap: usize,
-    /// Associations whose published statistics are behind (throttled), and when the
-    /// oldest of them must be published.
-    stale: BTreeSet<AssocId>,
-    stale_due: Option<Instant>,
 }
 
 impl Drop for Driver {
@@ -410,8 +412,6 @@ impl Driver {
                     .min(cfg.association.send_buffer),
                 send_cap: shared::SEND_QUEUE_BYTES.min(cfg.association.send_buffer),
                 recv_cap: shared::RECV_QUEUE_BYTES.min(cfg.association.recv_buffer),
-                stale: BTreeSet::new(),
-                stale_due: None,
             },
             locals,
         ))
@@ -433,10 +433,7 @@ impl Driver {
                 break;
             }
             // After handle_timeout(now) the core's next deadline is later than now (timer.rs).
-            let deadline = match (self.ep.poll_timeout(), self.stale_due) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let deadline = self.ep.poll_timeout();
             let sleep_at =
                 deadline.map(|t| tokio::time::Instant::from_std(self.epoch + t.since_epoch()));
             let socks = &self.socks;
@@ -483,10 +480,7 @@ impl Driver {
                     }
                 } => {
                     let now = self.now();
-                    // The wake-up may be only for a statistics publication (`stale_due`).
-                    if self.ep.poll_timeout().is_some_and(|t| t <= now) {
-                        self.ep.handle_timeout(now);
-                    }
+                    self.ep.handle_timeout(now);
                 }
             }
         }
@@ -699,6 +693,7 @@ impl Driver {
             | Cmd::Control { id, .. }
             | Cmd::PathPolicy { id, .. }
             | Cmd::Kick { id }
+            | Cmd::Refresh { id }
             | Cmd::Shutdown { id, .. }
             | Cmd::Abort { id }
             | Cmd::Dropped { id } => {
@@ -769,6 +764,11 @@ impl Driver {
             Cmd::Kick { id } => {
                 self.flush_sends(id, now);
                 self.deliver(id);
+            }
+            Cmd::Refresh { id } => {
+                if let Some(w) = self.waiters.get_mut(&id) {
+                    w.publish_now = true;
+                }
             }
             Cmd::Control { id, op } => self.control(id, op),
             Cmd::PathPolicy {
@@ -1112,6 +1112,7 @@ impl Driver {
         };
         w.published = Some(now);
         w.publish_now = false;
+        w.marked_stale = false;
         let stats = a.stats();
         let paths = a.paths();
         let open_streams = a.open_streams();
@@ -1135,23 +1136,26 @@ impl Driver {
         s.snapshot.stats = stats;
         s.snapshot.paths = paths;
         s.snapshot.open_streams = open_streams;
+        s.paths_stale = false;
+        s.refresh_asked = false;
     }
 
-    /// Publishes an association's statistics if they are due (an event, or the interval
-    /// passed); otherwise remembers to do it by `stale_due`, so an idle association's
-    /// figures are exact a few milliseconds after its last activity.
+    /// Publishes an association's path snapshots if they are due (an event, a handle
+    /// asked, or the interval passed); otherwise tells the handles they are behind, so the
+    /// next `paths()` asks for a refresh (no timer: an idle association costs nothing).
     fn maybe_publish(&mut self, id: AssocId, now: Instant) {
-        let Some(w) = self.waiters.get(&id) else {
+        let Some(w) = self.waiters.get_mut(&id) else {
             return;
         };
         let due = w.publish_now
             || w.published
                 .is_none_or(|t| now.saturating_duration_since(t) >= PUBLISH_INTERVAL);
         if due {
-            self.stale.remove(&id);
             self.publish(id, now);
-        } else if self.stale.insert(id) && self.stale_due.is_none() {
-            self.stale_due = Some(now + PUBLISH_INTERVAL);
+        } else if !w.marked_stale {
+            // Once per skipped publication: the lock is not taken every round.
+            w.marked_stale = true;
+            w.shared.lock().paths_stale = true;
         }
     }
 
@@ -1207,11 +1211,6 @@ impl Driver {
             // Only associations with input since the last round: whatever they wait for
             // (room in the core's buffer, data, a close) comes with a datagram, an event
             // or a command, which puts them back here.
-            if self.stale_due.is_some_and(|d| now >= d) {
-                self.stale_due = None;
-                let stale = std::mem::take(&mut self.stale);
-                self.busy.extend(stale);
-            }
             let ids: Vec<AssocId> = std::mem::take(&mut self.busy).into_iter().collect();
             for id in &ids {
                 self.flush_sends(*id, now);

@@ -91,6 +91,11 @@ pub(crate) struct State {
     /// those already in the queue are still handed to the core and delivered.
     pub(crate) shutting_down: bool,
     pub(crate) snapshot: Snapshot,
+    /// The task skipped a path publication (throttled): `snapshot.paths` may be a few
+    /// milliseconds of activity behind.
+    pub(crate) paths_stale: bool,
+    /// A handle asked the task for a fresh publication (`Cmd::Refresh`) since the last one.
+    pub(crate) refresh_asked: bool,
     /// Receivers of [`crate::Association::events`].
     pub(crate) event_subs: Vec<mpsc::UnboundedSender<AssocEvent>>,
 }

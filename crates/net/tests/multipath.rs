@@ -366,7 +366,7 @@ async fn standby_path_and_path_events() {
         }
         let p = loop {
             let p = a.paths();
-            if a.stats().bytes_acked == n * MESSAGE as u64 {
+            if a.stats().bytes_acked == n * MESSAGE as u64 && p[0].stats.data_chunks_sent >= n {
                 break p;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
