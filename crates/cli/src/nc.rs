@@ -113,7 +113,7 @@ async fn nc(args: NcArgs) -> Result<(), Error> {
 /// Refuses a stream the association did not negotiate (RFC 9260 §5.1.1: the outbound count
 /// is at most the peer's MIS), which would otherwise fail only at the first send.
 async fn check_stream(a: &Association, stream: u16) -> Result<(), Error> {
-    let (outbound, _) = a.open_streams().await?;
+    let (outbound, _) = a.open_streams();
     if stream >= outbound {
         return Err(format!(
             "--stream {stream}: the association has {outbound} outbound stream(s) (0 to {}, \
@@ -126,7 +126,7 @@ async fn check_stream(a: &Association, stream: u16) -> Result<(), Error> {
 }
 
 async fn echo(a: &Association) -> Result<(), Error> {
-    while let Some(m) = a.recv().await {
+    while let Ok(Some(m)) = a.recv().await {
         let opts = SendOptions {
             ppid: m.ppid,
             ..Default::default()
@@ -146,7 +146,7 @@ async fn duplex(a: &Association, stream: u16, shutdown_at_eof: bool) -> Result<(
     let last_rx = Cell::new(now());
     let out = async {
         let mut stdout = tokio::io::stdout();
-        while let Some(m) = a.recv().await {
+        while let Ok(Some(m)) = a.recv().await {
             last_rx.set(now());
             stdout.write_all(&m.data).await?;
         }
@@ -172,7 +172,10 @@ async fn duplex(a: &Association, stream: u16, shutdown_at_eof: bool) -> Result<(
         }
         if shutdown_at_eof {
             // Everything acknowledged, then LINGER without anything arriving.
-            while a.stats().await?.bytes_acked < sent {
+            while a.stats().bytes_acked < sent {
+                if let Some(r) = a.close_reason() {
+                    return Err(braid_net::Error::Closed(r).into());
+                }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             last_rx.set(last_rx.get().max(now()));

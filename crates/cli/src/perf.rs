@@ -716,7 +716,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     };
     // Streams beyond what the association negotiated would fail at the first send (or,
     // for the echo, on the server): refuse them now, in words.
-    let (outbound, inbound) = assoc.open_streams().await?;
+    let (outbound, inbound) = assoc.open_streams();
     let refuse = if k > outbound {
         Some(format!(
             "--streams {k}: the association has {outbound} outbound stream(s) (the server \
@@ -736,8 +736,8 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         return Err(e.into());
     }
     let assoc = Arc::new(assoc);
-    if let Ok(p) = assoc.paths().await {
-        for p in &p {
+    {
+        for p in &assoc.paths() {
             progress.line(&format!(
                 "connected {} -> {} (SCTP port {}), {msg}-byte messages on {k} stream(s){}",
                 p.local,
@@ -865,8 +865,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             (r, e) => r.and(e),
         };
     }
-    let paths_before = assoc.paths().await.unwrap_or_default();
-    let stats_before = assoc.stats().await.ok();
+    let paths_before = assoc.paths();
     if result.is_ok() {
         let shut = tokio::select! {
             r = tokio::time::timeout(Duration::from_secs(60), assoc.shutdown()) => Some(r),
@@ -893,11 +892,11 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     }
     let elapsed = now() - start;
     reporter.abort();
-    let paths = match assoc.paths().await {
-        Ok(p) if !p.is_empty() => p,
+    let paths = match assoc.paths() {
+        p if !p.is_empty() => p,
         _ => paths_before,
     };
-    let stats = assoc.stats().await.ok().or(stats_before);
+    let stats = Some(assoc.stats());
     let echo_bytes = echo_count.bytes.load(Ordering::Relaxed);
     let echo_messages = echo_count.messages.load(Ordering::Relaxed);
     let secs = elapsed.as_secs_f64();
@@ -1165,7 +1164,7 @@ struct EchoCount {
 /// Receives the server's echo and verifies it; returns once every message came back.
 async fn recv_echo(a: Arc<Association>, count: Arc<EchoCount>, inbound: u16) -> Result<(), String> {
     let mut v = Verifier::new(inbound);
-    while let Some(m) = a.recv().await {
+    while let Ok(Some(m)) = a.recv().await {
         if let Err(e) = v.check(m.stream_id, &m.data) {
             a.abort();
             return Err(format!("echo verification failed: {e}"));
@@ -1192,9 +1191,7 @@ async fn report_client(a: Arc<Association>, start: Instant, progress: Progress) 
     loop {
         tick.tick().await;
         let t1 = (now() - start).as_secs_f64();
-        let (Ok(st), Ok(paths)) = (a.stats().await, a.paths().await) else {
-            return;
-        };
+        let (st, paths) = (a.stats(), a.paths());
         let retr = retransmissions(&paths);
         let mut s = format!(
             "[  1] {t0:6.2}-{t1:6.2} sec  {:>12}  {:>15}  retr {:<5}",
@@ -1381,13 +1378,12 @@ async fn serve(
     let tag = format!("[{n:3}]");
     let peer = a
         .paths()
-        .await
-        .ok()
-        .and_then(|p| p.first().map(|p| p.remote.to_string()))
+        .first()
+        .map(|p| p.remote.to_string())
         .unwrap_or_default();
     o.progress
         .line(&format!("{tag} accepted association from {peer}"));
-    let inbound = a.open_streams().await.map_or(u16::MAX, |(_, i)| i);
+    let inbound = a.open_streams().1;
     let mut v = Verifier::new(inbound);
     let mut start: Option<Instant> = None;
     let mut last_print = (0.0, 0u64);
@@ -1412,7 +1408,7 @@ async fn serve(
                 break;
             }
         };
-        let Some(m) = m else { break };
+        let Ok(Some(m)) = m else { break };
         let t = now();
         idle.touch(t);
         let s = *start.get_or_insert(t);
@@ -1456,7 +1452,7 @@ async fn serve(
         }
     }
     let secs = start.map_or(0.0, |s| (now() - s).as_secs_f64());
-    let stats = a.stats().await.ok();
+    let stats = Some(a.stats());
     if result.is_ok() {
         // The association is closed: a graceful shutdown, or the reason it ended.
         let closed = match a.shutdown().await {

@@ -40,11 +40,11 @@ async fn server(addr: SocketAddr) -> Result<(), Box<dyn Error>> {
     println!("listening on udp {}", ep.local_addrs()[0]);
     while let Some(a) = ep.accept().await {
         tokio::spawn(async move {
-            let paths = a.paths().await.unwrap_or_default();
+            let paths = a.paths();
             let peer = paths.first().map(|p| p.remote);
             println!("association {:?} from {peer:?}", a.id());
             let mut n = 0u64;
-            while let Some(m) = a.recv().await {
+            while let Ok(Some(m)) = a.recv().await {
                 n += 1;
                 let opts = SendOptions {
                     ppid: m.ppid,
@@ -77,14 +77,14 @@ async fn client(addr: SocketAddr, n: usize) -> Result<(), Box<dyn Error>> {
             .await?;
     }
     for _ in 0..n {
-        let m = a.recv().await.ok_or("association closed early")?;
+        let m = a.recv().await?.ok_or("association closed early")?;
         println!(
             "echo on stream {}: {}",
             m.stream_id,
             String::from_utf8_lossy(&m.data)
         );
     }
-    println!("stats: {:?}", a.stats().await?);
+    println!("stats: {:?}", a.stats());
     a.shutdown().await?;
     ep.close().await;
     Ok(())

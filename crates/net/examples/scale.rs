@@ -194,7 +194,7 @@ async fn transfer(server: SocketAddr, bytes: usize, srv: &Endpoint) -> f64 {
     let start = WallClock::now();
     let reader = tokio::spawn(async move {
         let mut off = 0;
-        while let Some(m) = b.recv().await {
+        while let Ok(Some(m)) = b.recv().await {
             assert_eq!(m.data, pattern(off, m.data.len()), "at offset {off}");
             off += m.data.len();
         }

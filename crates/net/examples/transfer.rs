@@ -57,7 +57,7 @@ async fn receive(out: &str, addrs: &[SocketAddr]) -> Result<(), Box<dyn Error>> 
     let a = ep.accept().await.ok_or("endpoint closed")?;
     let mut f = tokio::fs::File::create(out).await?;
     let mut total = 0usize;
-    while let Some(m) = a.recv().await {
+    while let Ok(Some(m)) = a.recv().await {
         f.write_all(&m.data).await?;
         total += m.data.len();
     }
@@ -83,7 +83,7 @@ async fn send(input: &str, peer: SocketAddr, locals: &[SocketAddr]) -> Result<()
             .await?;
         total += n;
     }
-    for p in a.paths().await? {
+    for p in a.paths() {
         println!(
             "path {} -> {}: {} bytes sent, state {}",
             p.local, p.remote, p.stats.bytes_sent, p.state

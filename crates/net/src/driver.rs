@@ -7,10 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::Poll;
 
-use braid_proto::{
-    AssocId, AssociationStats, CloseReason, EndpointConfig, Event, Instant, PathInfo, SendError,
-    SendOptions,
-};
+use braid_proto::{AssocId, CloseReason, EndpointConfig, Event, Instant, SendError, SendOptions};
 use braid_wire::pcap::PcapWriter;
 use bytes::Bytes;
 use quinn_udp::{RecvMeta, UdpSocketState};
@@ -20,7 +17,7 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::shared::{self, Shared};
-use crate::{Error, NetConfig};
+use crate::{AssocEvent, Error, NetConfig};
 
 /// The answer to a `connect`: the association and its shared queues.
 pub(crate) type ConnectReply = oneshot::Sender<Result<(AssocId, Arc<Shared>), Error>>;
@@ -47,17 +44,26 @@ pub(crate) enum Cmd {
     Kick {
         id: AssocId,
     },
-    Stats {
+    /// A handle read path snapshots the task had skipped: publish them now.
+    Refresh {
         id: AssocId,
-        reply: oneshot::Sender<Result<AssociationStats, Error>>,
     },
-    Paths {
+    /// A run-time setting of one association.
+    Control {
         id: AssocId,
-        reply: oneshot::Sender<Result<Vec<PathInfo>, Error>>,
+        op: Control,
     },
-    OpenStreams {
+    /// A setting of the path to the peer address `remote`.
+    PathPolicy {
         id: AssocId,
-        reply: oneshot::Sender<Result<(u16, u16), Error>>,
+        remote: SocketAddr,
+        op: PathOp,
+        reply: oneshot::Sender<Result<(), Error>>,
+    },
+    /// Test introspection: (associations in the core, driver entries, waiting accepts).
+    #[cfg(feature = "test-util")]
+    Counts {
+        reply: oneshot::Sender<(usize, usize, usize)>,
     },
     Shutdown {
         id: AssocId,
@@ -73,12 +79,35 @@ pub(crate) enum Cmd {
         reply: Option<oneshot::Sender<()>>,
     },
     /// Fault injection: drop every datagram between these two IPs (both ways) or stop.
+    #[cfg(feature = "test-util")]
     Blackhole {
         local: std::net::IpAddr,
         remote: std::net::IpAddr,
         on: bool,
     },
 }
+
+/// A run-time setting an API handle asks for (applied to the core as is).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Control {
+    Scheduler(braid_proto::SchedulerKind),
+    StreamPriority(u16, u16),
+    StreamWeight(u16, u16),
+    /// (stream, path index) of the fixed stream-to-path mapping.
+    StreamPath(u16, u16),
+    Cmt(Option<braid_proto::CmtConfig>),
+    RtxPolicy(braid_proto::RtxPolicy),
+}
+
+/// What [`Cmd::PathPolicy`] sets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PathOp {
+    Primary,
+    Standby(bool),
+}
+
+/// How often at most the task republishes an association's statistics while it is busy.
+const PUBLISH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// A `send` waiting for room in the send buffer.
 #[derive(Debug)]
@@ -103,6 +132,14 @@ struct Waiters {
     closed: Option<CloseReason>,
     /// The application dropped its handle (or never took it).
     dropped: bool,
+    /// When the statistics were last published.
+    published: Option<Instant>,
+    /// Something the application sees changed (an event): publish now, not throttled.
+    publish_now: bool,
+    /// A publication was skipped (throttled) and the handle was told so.
+    marked_stale: bool,
+    /// The fixed stream-to-path mapping as the application set it (`u16::MAX`: default).
+    stream_paths: Vec<u16>,
 }
 
 struct Sock {
@@ -653,7 +690,10 @@ impl Driver {
         let now = self.now();
         match &c {
             Cmd::Send { id, .. }
+            | Cmd::Control { id, .. }
+            | Cmd::PathPolicy { id, .. }
             | Cmd::Kick { id }
+            | Cmd::Refresh { id }
             | Cmd::Shutdown { id, .. }
             | Cmd::Abort { id }
             | Cmd::Dropped { id } => {
@@ -700,6 +740,8 @@ impl Driver {
                 if self.closing.is_some() {
                     return;
                 }
+                // Accepts whose future was dropped (cancel safety: nothing piles up).
+                self.accept_waiters.retain(|w| !w.is_closed());
                 self.accept_waiters.push_back(reply);
                 self.hand_out_accepted();
             }
@@ -723,26 +765,46 @@ impl Driver {
                 self.flush_sends(id, now);
                 self.deliver(id);
             }
-            Cmd::Stats { id, reply } => {
-                let r = match self.ep.association(id) {
-                    Some(a) => Ok(a.stats()),
+            Cmd::Refresh { id } => {
+                if let Some(w) = self.waiters.get_mut(&id) {
+                    w.publish_now = true;
+                }
+            }
+            Cmd::Control { id, op } => self.control(id, op),
+            Cmd::PathPolicy {
+                id,
+                remote,
+                op,
+                reply,
+            } => {
+                let r = match self.ep.association_mut(id) {
+                    Some(a) => {
+                        let path = a.paths().into_iter().find(|p| p.remote == remote);
+                        let done = path.is_some_and(|p| match op {
+                            PathOp::Primary => a.set_primary(p.id),
+                            PathOp::Standby(on) => a.set_path_standby(p.id, on),
+                        });
+                        if done {
+                            Ok(())
+                        } else {
+                            Err(Error::NoSuchPath(remote))
+                        }
+                    }
                     None => Err(self.gone(id)),
                 };
+                if let Some(w) = self.waiters.get_mut(&id) {
+                    w.publish_now = true;
+                }
                 let _ = reply.send(r);
             }
-            Cmd::OpenStreams { id, reply } => {
-                let r = match self.ep.association(id) {
-                    Some(a) => Ok(a.open_streams()),
-                    None => Err(self.gone(id)),
-                };
-                let _ = reply.send(r);
-            }
-            Cmd::Paths { id, reply } => {
-                let r = match self.ep.association(id) {
-                    Some(a) => Ok(a.paths()),
-                    None => Err(self.gone(id)),
-                };
-                let _ = reply.send(r);
+            #[cfg(feature = "test-util")]
+            Cmd::Counts { reply } => {
+                self.accept_waiters.retain(|w| !w.is_closed());
+                let _ = reply.send((
+                    self.ep.associations().count(),
+                    self.waiters.len(),
+                    self.accept_waiters.len(),
+                ));
             }
             Cmd::Shutdown { id, reply } => {
                 let closed = self.waiters.get(&id).and_then(|w| w.closed.clone());
@@ -779,6 +841,7 @@ impl Driver {
                 let abort = reply.is_none();
                 self.start_close(reply, abort);
             }
+            #[cfg(feature = "test-util")]
             Cmd::Blackhole { local, remote, on } => {
                 self.blackholes.retain(|b| *b != (local, remote));
                 if on {
@@ -875,9 +938,18 @@ impl Driver {
         }
         let freed = s.send_q_bytes < before;
         let empty = s.send_q.is_empty();
+        // Taken under the lock already held: no second lock per flush.
+        let wakers = if freed && !s.send_wakers.is_empty() {
+            std::mem::take(&mut s.send_wakers)
+        } else {
+            Vec::new()
+        };
         drop(s);
         if freed {
             w.shared.send_room.notify_waiters();
+            for k in wakers {
+                k.wake();
+            }
         }
         if w.shutdown_pending && empty && w.sends.is_empty() {
             w.shutdown_pending = false;
@@ -898,6 +970,8 @@ impl Driver {
         }
         let was_empty = s.recv_q.is_empty();
         let mut done = false;
+        let mut stream_wakers = Vec::new();
+        let mut new_stream = false;
         match a {
             Some(a) => loop {
                 s.recv_cap = self.recv_cap;
@@ -906,10 +980,11 @@ impl Driver {
                     break;
                 }
                 match a.recv() {
-                    Some(m) => {
-                        s.recv_q_bytes += m.data.len();
-                        s.recv_q.push_back(m);
-                    }
+                    Some(m) => match s.route(m) {
+                        shared::Route::Assoc => {}
+                        shared::Route::Stream(w) => stream_wakers.extend(w),
+                        shared::Route::NewStream => new_stream = true,
+                    },
                     None => {
                         done = a.is_closed();
                         break;
@@ -921,13 +996,22 @@ impl Driver {
         if done {
             s.recv_done = true;
         }
+        if let Some(a) = self.ep.association(id) {
+            // Counters are cheap to copy: exact with every delivery (paths are throttled).
+            s.snapshot.stats = a.stats();
+        }
         let wake = done || (was_empty && !s.recv_q.is_empty());
         drop(s);
-        if wake {
+        for k in stream_wakers {
+            k.wake();
+        }
+        if new_stream {
+            w.shared.stream_incoming.notify_waiters();
+        }
+        if done {
+            w.shared.wake_receivers();
+        } else if wake {
             w.shared.recv_ready.notify_one();
-            if done {
-                w.shared.recv_ready.notify_waiters();
-            }
         }
     }
 
@@ -940,15 +1024,38 @@ impl Driver {
         if let Some(n) = streams {
             w.shared.lock().limits = Some((n, max, send_cap));
         }
-        w.shared.clone()
+        let shared = w.shared.clone();
+        // The handle's first `stats()`/`open_streams()` already see the association.
+        let now = self.now();
+        self.publish(id, now);
+        shared
     }
 
     fn on_event(&mut self, id: AssocId, ev: Event) {
         let w = self.waiters.entry(id).or_default();
         match ev {
+            Event::Readable | Event::Writable => return,
+            _ => w.publish_now = true,
+        }
+        let app_event = match ev {
             Event::PeerShutdown => {
                 // §9.2: no new data from the application from now on.
                 w.shared.lock().shutting_down = true;
+                Some(AssocEvent::PeerShutdown)
+            }
+            Event::Restarted => Some(AssocEvent::Restarted),
+            Event::StreamBufferLow { stream } => Some(AssocEvent::SendBufferLow { stream }),
+            Event::PathState { path, state } => {
+                let p = self
+                    .ep
+                    .association(id)
+                    .and_then(|a| a.paths().into_iter().find(|p| p.id == path));
+                p.map(|p| AssocEvent::PathState {
+                    path,
+                    local: p.local,
+                    remote: p.remote,
+                    state,
+                })
             }
             Event::Connected => {
                 let connect = w.connect.take();
@@ -964,6 +1071,7 @@ impl Driver {
                         a.abort(now, None);
                     }
                 }
+                None
             }
             Event::Closed(reason) => {
                 if let Some(c) = w.connect.take() {
@@ -973,12 +1081,105 @@ impl Driver {
                 for s in w.shutdowns.drain(..) {
                     let _ = s.send(reason.clone());
                 }
-                w.shared.lock().closed = Some(reason.clone());
-                w.shared.send_room.notify_waiters();
-                w.closed = Some(reason);
+                w.closed = Some(reason.clone());
+                let shared = w.shared.clone();
+                // The last statistics before the close event.
+                let now = self.now();
+                self.publish(id, now);
+                shared.set_closed(reason);
                 self.deliver(id);
+                None
             }
-            _ => {}
+            _ => None,
+        };
+        if let Some(e) = app_event {
+            let w = self.waiters.entry(id).or_default();
+            let mut s = w.shared.lock();
+            if !s.event_subs.is_empty() {
+                s.emit(&e);
+            }
+        }
+    }
+
+    /// Publishes the association's statistics and paths into the shared state (what
+    /// `stats()`/`paths()` read), and the PMTU changes it shows to the event receivers.
+    fn publish(&mut self, id: AssocId, now: Instant) {
+        let Some(a) = self.ep.association(id) else {
+            return;
+        };
+        let Some(w) = self.waiters.get_mut(&id) else {
+            return;
+        };
+        w.published = Some(now);
+        w.publish_now = false;
+        w.marked_stale = false;
+        let stats = a.stats();
+        let paths = a.paths();
+        let open_streams = a.open_streams();
+        let mut s = w.shared.lock();
+        let old = std::mem::take(&mut s.snapshot.paths);
+        for o in old {
+            match paths.iter().find(|p| p.id == o.id) {
+                // A path the core no longer has: its last snapshot stays readable.
+                None => s.snapshot.removed_paths.push(o),
+                Some(p) if p.mtu != o.mtu && !s.event_subs.is_empty() => {
+                    s.emit(&AssocEvent::PmtuChanged {
+                        path: p.id,
+                        local: p.local,
+                        remote: p.remote,
+                        mtu: p.mtu,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        s.snapshot.stats = stats;
+        s.snapshot.paths = paths;
+        s.snapshot.open_streams = open_streams;
+        s.paths_stale = false;
+        s.refresh_asked = false;
+    }
+
+    /// Publishes an association's path snapshots if they are due (an event, a handle
+    /// asked, or the interval passed); otherwise tells the handles they are behind, so the
+    /// next `paths()` asks for a refresh (no timer: an idle association costs nothing).
+    fn maybe_publish(&mut self, id: AssocId, now: Instant) {
+        let Some(w) = self.waiters.get_mut(&id) else {
+            return;
+        };
+        let due = w.publish_now
+            || w.published
+                .is_none_or(|t| now.saturating_duration_since(t) >= PUBLISH_INTERVAL);
+        if due {
+            self.publish(id, now);
+        } else if !w.marked_stale {
+            // Once per skipped publication: the lock is not taken every round.
+            w.marked_stale = true;
+            w.shared.lock().paths_stale = true;
+        }
+    }
+
+    /// Applies a run-time setting to the core.
+    fn control(&mut self, id: AssocId, op: Control) {
+        let Some(a) = self.ep.association_mut(id) else {
+            return;
+        };
+        match op {
+            Control::Scheduler(kind) => a.set_stream_scheduler(kind),
+            Control::Cmt(cmt) => a.set_cmt(cmt),
+            Control::RtxPolicy(p) => a.set_rtx_policy(p),
+            Control::StreamPriority(stream, p) => a.set_stream_priority(stream, p),
+            Control::StreamWeight(stream, wt) => a.set_stream_weight(stream, wt),
+            Control::StreamPath(stream, path) => {
+                let w = self.waiters.entry(id).or_default();
+                let i = usize::from(stream);
+                if w.stream_paths.len() <= i {
+                    // Out of range entries fall back to `stream % paths` in the core.
+                    w.stream_paths.resize(i + 1, u16::MAX);
+                }
+                w.stream_paths[i] = path;
+                a.set_stream_paths(w.stream_paths.clone());
+            }
         }
     }
 
@@ -1014,6 +1215,7 @@ impl Driver {
             for id in &ids {
                 self.flush_sends(*id, now);
                 self.deliver(*id);
+                self.maybe_publish(*id, now);
             }
             self.collect_transmits(now);
             self.flush_out().await;

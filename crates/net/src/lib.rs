@@ -12,6 +12,15 @@
 //! `poll_transmit` after every received datagram (each SACK opens its own Max.Burst) into
 //! GSO batches of at most 64 KiB, sent once the receive batch is processed.
 //!
+//! The application API has quinn's shape: [`Endpoint::builder`] (or [`Endpoint::bind`]),
+//! [`Endpoint::connect`] / [`Endpoint::connect_host`] / [`Endpoint::accept`], and a
+//! clonable [`Association`] with message `send`/`recv`, per-stream [`SendStream`] and
+//! [`RecvStream`] handles (`AsyncWrite`/`AsyncRead`), synchronous `stats()`/`paths()`
+//! published by the task, [`Association::events`], [`Association::closed`] and run-time
+//! control (primary, standby paths, CMT, schedulers). Every async method documents its
+//! cancel safety: a dropped future never loses a message or leaves state behind. The
+//! fault-injection hook `Endpoint::blackhole` exists with the `test-util` feature.
+//!
 //! RFC 6951 ports are the core's business (`braid_proto` keeps the peer's UDP port in each
 //! path's remote address): it moves only on a packet whose verification tag checked out,
 //! never on an INIT or an unverified COOKIE-ECHO, and an INIT from a known address with a new
@@ -29,21 +38,23 @@
 //! let a = client.connect(&["127.0.0.1:9899".parse()?], 5001).await?;
 //! a.send(0, bytes::Bytes::from_static(b"hi"), SendOptions::default()).await?;
 //! let b = server.accept().await.ok_or("closed")?;
-//! let m = b.recv().await.ok_or("closed")?;
+//! let m = b.recv().await?.ok_or("closed")?;
 //! assert_eq!(&m.data[..], b"hi");
 //! a.shutdown().await?;
 //! # Ok(()) }
 //! ```
 
+mod assoc;
+mod builder;
 mod driver;
+mod events;
 mod shared;
+mod stream;
 
 use std::fmt;
 use std::io::{self, Write};
 use std::net::SocketAddr;
-use std::sync::Arc;
 
-use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 pub use braid_proto::{
@@ -57,8 +68,13 @@ pub use braid_proto::{
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+pub use assoc::Association;
+pub use braid_proto::{PathId, PathStats, PmtuState, RtxPolicy};
+pub use builder::{BuildError, EndpointBuilder};
+pub use events::{AssocEvent, Events};
+pub use stream::{DEFAULT_WRITE_CHUNK, RecvStream, SendStream};
+
 use driver::Cmd;
-use shared::Shared;
 
 /// Errors of the asynchronous API.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,6 +94,20 @@ pub enum Error {
     /// `send` refused the message (never [`SendError::WouldBlock`]: `send` waits instead).
     #[error(transparent)]
     Send(#[from] SendError),
+    /// A [`RecvStream`] for this stream exists already.
+    #[error("stream {0} already has a RecvStream")]
+    StreamInUse(u16),
+    /// No confirmed path goes to this peer address.
+    #[error("no confirmed path to {0}")]
+    NoSuchPath(SocketAddr),
+    /// A host name did not resolve to an address of a bound socket's family.
+    #[error("cannot resolve {host}: {reason}")]
+    Resolve {
+        /// The name asked for.
+        host: String,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// Options of the driver itself (the protocol's are in [`EndpointConfig`]).
@@ -135,6 +165,12 @@ impl Endpoint {
         Self::bind_with(config, local_addrs, NetConfig::default())
     }
 
+    /// A builder: local addresses, listening, the common protocol options, driver options,
+    /// validated together by [`EndpointBuilder::build`].
+    pub fn builder() -> EndpointBuilder {
+        EndpointBuilder::default()
+    }
+
     /// [`Endpoint::bind`] with driver options (socket buffers, pcap recording).
     ///
     /// # Errors
@@ -167,6 +203,9 @@ impl Endpoint {
     /// The INIT goes to the first address of a bound socket's family; with several local
     /// addresses the association is multi-homed over the peer's listed addresses.
     ///
+    /// Cancel safety: dropping the future gives up the association; if its handshake
+    /// completes anyway, the endpoint aborts it and forgets it (nothing is left behind).
+    ///
     /// # Errors
     ///
     /// [`Error::Closed`] with the reason if the handshake fails (e.g.
@@ -187,8 +226,55 @@ impl Endpoint {
         Ok(Association::new(id, self.cmd.clone(), shared))
     }
 
+    /// [`Endpoint::connect`] to a host name and UDP port (`"localhost:9899"`, or an
+    /// address), resolved with tokio's `lookup_host`. The resolved addresses of a bound
+    /// socket's family are tried in the resolver's order: the INIT goes to the first, and
+    /// the next is tried only if the handshake fails (timeout, ICMP unreachable, refused).
+    /// Further paths of the association come from the peer's own address list in its
+    /// INIT-ACK (RFC 9260 §5.1.2), as with [`Endpoint::connect`].
+    ///
+    /// Cancel safety: as [`Endpoint::connect`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Resolve`] if the name does not resolve to a usable address; otherwise the
+    /// last attempt's error, as [`Endpoint::connect`].
+    pub async fn connect_host(&self, host: &str, sctp_port: u16) -> Result<Association, Error> {
+        let resolve_err = |reason: String| Error::Resolve {
+            host: host.to_string(),
+            reason,
+        };
+        let resolved = tokio::net::lookup_host(host)
+            .await
+            .map_err(|e| resolve_err(e.to_string()))?;
+        let mut usable: Vec<SocketAddr> = Vec::new();
+        for a in resolved {
+            let family_bound = self.local_addrs.iter().any(|l| l.is_ipv4() == a.is_ipv4());
+            if family_bound && !usable.contains(&a) {
+                usable.push(a);
+            }
+        }
+        let mut last = resolve_err("no address of a bound socket's family".to_string());
+        for a in usable {
+            match self.connect(&[a], sctp_port).await {
+                Ok(assoc) => return Ok(assoc),
+                Err(
+                    e @ Error::Closed(
+                        CloseReason::HandshakeTimeout
+                        | CloseReason::Unreachable
+                        | CloseReason::PeerAbort(_),
+                    ),
+                ) => last = e,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
+    }
+
     /// The next association a peer opened (the endpoint must listen:
     /// [`EndpointConfig::listen`]); `None` once the endpoint is closed.
+    ///
+    /// Cancel safety: dropping the future loses no association (the next `accept` gets it).
     pub async fn accept(&self) -> Option<Association> {
         let (tx, rx) = oneshot::channel();
         self.send_cmd(Cmd::Accept { reply: tx }).ok()?;
@@ -198,6 +284,9 @@ impl Endpoint {
 
     /// Shuts every association down gracefully, waits until they are closed, and stops the
     /// endpoint's task.
+    ///
+    /// Cancel safety: dropping the future drops the endpoint, which aborts the associations
+    /// still open (as dropping an [`Endpoint`] does).
     pub async fn close(mut self) {
         let (tx, rx) = oneshot::channel();
         if self.cmd.send(Cmd::Close { reply: Some(tx) }).is_ok() {
@@ -208,13 +297,14 @@ impl Endpoint {
         }
     }
 
-    /// Fault injection for tests and experiments: while `on`, every datagram between the
-    /// local IP `local` and the peer IP `remote` is dropped, both ways, as if the path
-    /// were cut.
+    /// Fault injection for tests and experiments (cargo feature `test-util`): while `on`,
+    /// every datagram between the local IP `local` and the peer IP `remote` is dropped,
+    /// both ways, as if the path were cut.
     ///
     /// # Errors
     ///
     /// [`Error::EndpointClosed`].
+    #[cfg(feature = "test-util")]
     pub fn blackhole(
         &self,
         local: std::net::IpAddr,
@@ -222,6 +312,21 @@ impl Endpoint {
         on: bool,
     ) -> Result<(), Error> {
         self.send_cmd(Cmd::Blackhole { local, remote, on })
+    }
+
+    /// Introspection for tests (cargo feature `test-util`): (associations the core holds,
+    /// associations the driver tracks, `accept` calls waiting).
+    ///
+    /// Cancel safety: nothing to lose.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EndpointClosed`].
+    #[cfg(feature = "test-util")]
+    pub async fn debug_counts(&self) -> Result<(usize, usize, usize), Error> {
+        let (tx, rx) = oneshot::channel();
+        self.send_cmd(Cmd::Counts { reply: tx })?;
+        rx.await.map_err(|_| Error::EndpointClosed)
     }
 
     fn send_cmd(&self, c: Cmd) -> Result<(), Error> {
@@ -234,198 +339,5 @@ impl Drop for Endpoint {
         if self.task.is_some() {
             let _ = self.cmd.send(Cmd::Close { reply: None });
         }
-    }
-}
-
-/// One association. Dropping the handle starts a graceful shutdown (if it is still open)
-/// and lets the endpoint forget the association once it is closed.
-#[derive(Debug)]
-pub struct Association {
-    id: AssocId,
-    cmd: mpsc::UnboundedSender<Cmd>,
-    shared: Arc<Shared>,
-}
-
-impl Association {
-    fn new(id: AssocId, cmd: mpsc::UnboundedSender<Cmd>, shared: Arc<Shared>) -> Self {
-        Self { id, cmd, shared }
-    }
-
-    /// The association's handle within its endpoint.
-    pub fn id(&self) -> AssocId {
-        self.id
-    }
-
-    async fn request<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Cmd) -> Result<T, Error> {
-        let (tx, rx) = oneshot::channel();
-        self.cmd.send(make(tx)).map_err(|_| Error::EndpointClosed)?;
-        rx.await.map_err(|_| Error::EndpointClosed)
-    }
-
-    /// Queues a message on `stream`. Waits while the send buffer is full (backpressure:
-    /// nothing is dropped); messages are queued in the order of the calls.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Send`] for an invalid stream, an empty or too large message;
-    /// [`Error::Closed`] if the association is shutting down or closed.
-    pub async fn send(&self, stream: u16, data: Bytes, opts: SendOptions) -> Result<(), Error> {
-        // Fast path: a valid message goes into the shared queue (no round trip to the task).
-        // Anything the handle cannot check alone (before the association is established,
-        // an invalid message) takes the slow path, where the core decides.
-        loop {
-            let notified = self.shared.send_room.notified();
-            let mut notified = std::pin::pin!(notified);
-            notified.as_mut().enable();
-            let kick = {
-                let mut s = self.shared.lock();
-                if let Some(r) = &s.closed {
-                    return Err(Error::Closed(r.clone()));
-                }
-                if s.shutting_down {
-                    return Err(Error::Send(SendError::ShuttingDown));
-                }
-                let Some((streams, max, cap)) = s.limits else {
-                    break;
-                };
-                if data.is_empty() || data.len() > max || stream >= streams {
-                    break;
-                }
-                // One message is always accepted into an empty queue, whatever its size.
-                if s.send_q_bytes > 0 && s.send_q_bytes + data.len() > cap {
-                    None
-                } else {
-                    s.send_q_bytes += data.len();
-                    s.send_q.push_back((stream, data.clone(), opts));
-                    Some(!std::mem::replace(&mut s.send_kicked, true))
-                }
-            };
-            match kick {
-                Some(true) => {
-                    return self
-                        .cmd
-                        .send(Cmd::Kick { id: self.id })
-                        .map_err(|_| Error::EndpointClosed);
-                }
-                Some(false) => {
-                    return if self.cmd.is_closed() {
-                        Err(Error::EndpointClosed)
-                    } else {
-                        Ok(())
-                    };
-                }
-                None => {
-                    if self.cmd.is_closed() {
-                        return Err(Error::EndpointClosed);
-                    }
-                    notified.await;
-                }
-            }
-        }
-        let id = self.id;
-        self.request(|reply| Cmd::Send {
-            id,
-            stream,
-            data,
-            opts,
-            reply,
-        })
-        .await?
-    }
-
-    /// The next message; `None` once the association is closed and every message read.
-    pub async fn recv(&self) -> Option<ReceivedMessage> {
-        loop {
-            let notified = self.shared.recv_ready.notified();
-            let mut notified = std::pin::pin!(notified);
-            notified.as_mut().enable();
-            let (m, kick, more) = {
-                let mut s = self.shared.lock();
-                match s.recv_q.pop_front() {
-                    Some(m) => {
-                        s.recv_q_bytes -= m.data.len();
-                        let kick = s.recv_stalled && s.recv_q_bytes <= s.recv_cap / 2;
-                        if kick {
-                            s.recv_stalled = false;
-                        }
-                        (Some(m), kick, !s.recv_q.is_empty())
-                    }
-                    None if s.recv_done => return None,
-                    None => (None, false, false),
-                }
-            };
-            if kick {
-                let _ = self.cmd.send(Cmd::Kick { id: self.id });
-            }
-            if let Some(m) = m {
-                if more {
-                    // Another reader may be waiting for the rest.
-                    self.shared.recv_ready.notify_one();
-                }
-                return Some(m);
-            }
-            if self.cmd.is_closed() {
-                return None;
-            }
-            notified.await;
-        }
-    }
-
-    /// Association counters.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::EndpointClosed`], or [`Error::Closed`] once the endpoint forgot it.
-    pub async fn stats(&self) -> Result<AssociationStats, Error> {
-        let id = self.id;
-        self.request(|reply| Cmd::Stats { id, reply }).await?
-    }
-
-    /// The negotiated stream counts: (outbound, inbound). Outbound streams are
-    /// `0..outbound` for [`Association::send`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::EndpointClosed`], or [`Error::Closed`] once the endpoint forgot it.
-    pub async fn open_streams(&self) -> Result<(u16, u16), Error> {
-        let id = self.id;
-        self.request(|reply| Cmd::OpenStreams { id, reply }).await?
-    }
-
-    /// Snapshots of the paths.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::EndpointClosed`], or [`Error::Closed`] once the endpoint forgot it.
-    pub async fn paths(&self) -> Result<Vec<PathInfo>, Error> {
-        let id = self.id;
-        self.request(|reply| Cmd::Paths { id, reply }).await?
-    }
-
-    /// Graceful shutdown (RFC 9260 §9.2): queued data is delivered first. Resolves when the
-    /// association is closed.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Closed`] if it closed for another reason than a graceful shutdown (abort,
-    /// peer unreachable...).
-    pub async fn shutdown(&self) -> Result<(), Error> {
-        let id = self.id;
-        let reason = self.request(|reply| Cmd::Shutdown { id, reply }).await?;
-        match reason {
-            CloseReason::Shutdown => Ok(()),
-            r => Err(Error::Closed(r)),
-        }
-    }
-
-    /// Aborts the association at once (the peer gets an ABORT).
-    pub fn abort(&self) {
-        let _ = self.cmd.send(Cmd::Abort { id: self.id });
-    }
-}
-
-impl Drop for Association {
-    fn drop(&mut self) {
-        let _ = self.cmd.send(Cmd::Dropped { id: self.id });
     }
 }

@@ -93,7 +93,7 @@ async fn a_hostile_peer_cannot_disturb_a_verified_transfer() {
     const TOTAL: usize = 8 << 20;
     let reader = tokio::spawn(async move {
         let mut off = 0;
-        while let Some(m) = b.recv().await {
+        while let Ok(Some(m)) = b.recv().await {
             assert_eq!(m.data, pattern(off, m.data.len()), "at offset {off}");
             off += m.data.len();
         }

@@ -38,7 +38,7 @@ fn ip(s: &str) -> IpAddr {
 async fn receive_in_order(srv: Endpoint) -> [u32; STREAMS as usize] {
     let a = srv.accept().await.unwrap();
     let mut next = [0u32; STREAMS as usize];
-    while let Some(m) = a.recv().await {
+    while let Ok(Some(m)) = a.recv().await {
         let s = m.stream_id as usize;
         assert_eq!(m.data, message(m.stream_id, next[s]), "stream {s}");
         next[s] += 1;
@@ -92,7 +92,7 @@ async fn cmt_uses_both_paths_and_survives_losing_one() {
         let a = srv.accept().await.unwrap();
         let mut next = [0u32; STREAMS as usize];
         let mut got = 0u64;
-        while let Some(m) = a.recv().await {
+        while let Ok(Some(m)) = a.recv().await {
             let s = m.stream_id;
             let seq = u32::from_be_bytes(m.data[2..6].try_into().unwrap());
             assert_eq!(
@@ -107,7 +107,7 @@ async fn cmt_uses_both_paths_and_survives_losing_one() {
             next[s as usize] += 1;
             got += 1;
         }
-        let paths = a.paths().await.ok();
+        let paths = Some(a.paths());
         (got, next, paths, srv)
     });
 
@@ -118,7 +118,7 @@ async fn cmt_uses_both_paths_and_survives_losing_one() {
     // Path confirmation (RFC 9260 §5.4) runs in the background; wait for the second path.
     let both = timeout(LIMIT, async {
         loop {
-            let p = a.paths().await.unwrap();
+            let p = a.paths();
             if p.len() == 2 && p.iter().all(|p| p.state == PathState::Active) {
                 return p;
             }
@@ -134,7 +134,7 @@ async fn cmt_uses_both_paths_and_survives_losing_one() {
         for seq in 0..total {
             if seq == total / 3 {
                 // Both paths carried data before the cut.
-                let p = a.paths().await.unwrap();
+                let p = a.paths();
                 for (i, p) in p.iter().enumerate() {
                     assert!(p.stats.data_chunks_sent > 100, "path {i} idle: {p:?}");
                 }
@@ -147,7 +147,7 @@ async fn cmt_uses_both_paths_and_survives_losing_one() {
                     .unwrap();
             }
         }
-        let p = a.paths().await.unwrap();
+        let p = a.paths();
         assert_ne!(
             p[1].state,
             PathState::Active,
@@ -278,7 +278,7 @@ async fn load_sharing_transfers_intact_over_two_paths() {
         .unwrap();
     timeout(LIMIT, async {
         loop {
-            let p = a.paths().await.unwrap();
+            let p = a.paths();
             if p.len() == 2
                 && p.iter()
                     .all(|p| p.state == PathState::Active && p.confirmed)
@@ -298,7 +298,7 @@ async fn load_sharing_transfers_intact_over_two_paths() {
                     .unwrap();
             }
         }
-        let p = a.paths().await.unwrap();
+        let p = a.paths();
         for (i, p) in p.iter().enumerate() {
             assert!(p.stats.data_chunks_sent > 100, "path {i} idle: {p:?}");
         }
@@ -309,5 +309,96 @@ async fn load_sharing_transfers_intact_over_two_paths() {
         .expect("transfer did not finish");
     let next = timeout(LIMIT, receiver).await.unwrap().unwrap();
     assert!(next.iter().all(|x| *x == n), "{next:?}");
+    cli.close().await;
+}
+
+/// Run-time path policy and path events on a two-homed association: a standby path
+/// carries no data while the other is active; a cut path is reported with its address pair.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn standby_path_and_path_events() {
+    let assoc = AssociationConfig {
+        hb_interval: Some(Duration::from_millis(100)),
+        path_max_retrans: 2,
+        ..cfg()
+    };
+    // Addresses and SCTP port of their own: the core tells peers apart by IP and SCTP port.
+    let srv = Endpoint::builder()
+        .bind("127.0.0.5:0".parse().unwrap())
+        .bind("127.0.0.6:0".parse().unwrap())
+        .listen(5003)
+        .association(assoc.clone())
+        .build()
+        .unwrap();
+    let cli = Endpoint::builder()
+        .bind("127.0.0.7:0".parse().unwrap())
+        .bind("127.0.0.8:0".parse().unwrap())
+        .association(assoc)
+        .build()
+        .unwrap();
+    let to = srv.local_addrs()[0];
+    timeout(LIMIT, async {
+        let a = cli.connect(&[to], 5003).await.unwrap();
+        let b = srv.accept().await.unwrap();
+        let p = loop {
+            let p = a.paths();
+            if p.len() == 2 && p.iter().all(|p| p.state == PathState::Active) {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let standby = p[1].remote;
+        assert_eq!(standby.ip(), ip("127.0.0.6"));
+        let mut events = a.events();
+        a.set_path_standby(standby, true).await.unwrap();
+        assert!(
+            a.set_path_standby("127.0.0.9:1".parse().unwrap(), true)
+                .await
+                .is_err()
+        );
+        let n = 300u64;
+        for seq in 0..n {
+            a.send(0, message(0, seq as u32), SendOptions::default())
+                .await
+                .unwrap();
+        }
+        for _ in 0..n {
+            b.recv().await.unwrap().unwrap();
+        }
+        let p = loop {
+            let p = a.paths();
+            if a.stats().bytes_acked == n * MESSAGE as u64 && p[0].stats.data_chunks_sent >= n {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert!(p[1].standby);
+        assert_eq!(p[1].stats.data_chunks_sent, 0, "standby path used: {p:?}");
+        assert!(p[0].stats.data_chunks_sent >= n);
+        // Cut the standby path: its heartbeats go unanswered and the event names it.
+        cli.blackhole(ip("127.0.0.8"), ip("127.0.0.6"), true)
+            .unwrap();
+        loop {
+            match events.next().await.unwrap() {
+                braid_net::AssocEvent::PathState {
+                    local,
+                    remote,
+                    state,
+                    ..
+                } if remote == standby && state != PathState::Active => {
+                    assert_eq!(local.ip(), ip("127.0.0.8"));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        cli.blackhole(ip("127.0.0.8"), ip("127.0.0.6"), false)
+            .unwrap();
+        a.set_cmt(None).unwrap();
+        a.set_primary(to).await.unwrap();
+        a.shutdown().await.unwrap();
+    })
+    .await
+    .expect("standby test timed out");
+    srv.close().await;
     cli.close().await;
 }

@@ -1,6 +1,8 @@
 //! What the application calls: sending and receiving messages, the shutdown and abort
 //! primitives (RFC 9260 §10), the primary path and the stream scheduler's settings.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 
 use super::{Association, SendOptions, State};
@@ -36,6 +38,31 @@ impl Association {
     /// The stream scheduler in use.
     pub fn stream_scheduler(&self) -> crate::SchedulerKind {
         self.tx.sched.kind()
+    }
+
+    /// Turns concurrent multipath transfer on (with these settings) or off at run time.
+    /// Chunks in flight stay where they are; new data and retransmissions follow the new
+    /// setting from the next packet on.
+    pub fn set_cmt(&mut self, cmt: Option<crate::CmtConfig>) {
+        Arc::make_mut(&mut self.cfg).cmt = cmt;
+    }
+
+    /// The retransmission path policy (Iyengar et al. §4.3) from now on.
+    pub fn set_rtx_policy(&mut self, policy: crate::RtxPolicy) {
+        Arc::make_mut(&mut self.cfg).rtx_policy = policy;
+    }
+
+    /// Marks `path` as standby (application policy): it carries data only while no other
+    /// path is active, and stays monitored by heartbeats. A standby primary gives way to an
+    /// active alternate. Returns false for an unknown path.
+    pub fn set_path_standby(&mut self, path: PathId, standby: bool) -> bool {
+        match self.paths.get_mut(path.0 as usize) {
+            Some(p) => {
+                p.standby = standby;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Sets the fixed stream-to-path mapping: entry *i* is the path index of stream *i*.

@@ -110,6 +110,9 @@ pub struct PathInfo {
     pub pmtu_state: Option<plpmtud::PmtuState>,
     /// Counters.
     pub stats: PathStats,
+    /// A standby path: it carries data only while no other path is active
+    /// (`Association::set_path_standby`).
+    pub standby: bool,
 }
 
 /// Heartbeat bookkeeping (RFC 9260 §8.3).
@@ -198,6 +201,8 @@ pub(crate) struct Path {
     pub(crate) spurious: Vec<crate::association::send::spurious::Episode>,
     /// PLPMTUD (RFC 8899), when configured: it sets `mtu`.
     pub(crate) plpmtud: Option<plpmtud::Plpmtud>,
+    /// Application policy: carries data only while no other path is active.
+    pub(crate) standby: bool,
 }
 
 impl Path {
@@ -249,6 +254,7 @@ impl Path {
             loss_base: (0, 0),
             lost_chunks: 0,
             plpmtud,
+            standby: false,
         }
     }
 
@@ -268,6 +274,7 @@ impl Path {
             mtu: self.mtu,
             pmtu_state: self.plpmtud.as_ref().map(|d| d.state),
             stats: self.stats,
+            standby: self.standby,
         }
     }
 }

@@ -92,6 +92,10 @@ impl Association {
             return false;
         }
         match p.state {
+            // A standby path waits until every other path failed (application policy).
+            PathState::Active if p.standby => !self.paths.iter().any(|q| {
+                !q.standby && q.confirmed && q.state == PathState::Active && self.pid_fits(q.id)
+            }),
             PathState::Active => true,
             PathState::Unconfirmed => false,
             PathState::PotentiallyFailed | PathState::Inactive => {
@@ -138,7 +142,8 @@ impl Association {
         }
         self.paths
             .iter()
-            .find(|p| p.state == PathState::Active)
+            .find(|p| p.state == PathState::Active && self.usable_for_data(p.id))
+            .or_else(|| self.paths.iter().find(|p| p.state == PathState::Active))
             .map_or_else(|| self.least_failed_path(), |p| p.id)
     }
 

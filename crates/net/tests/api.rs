@@ -1,0 +1,407 @@
+//! The application API on loopback: clonable handles, close reasons, published statistics,
+//! per-stream handles, events, run-time control and cancel safety.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use braid_net::{
+    AssocEvent, Association, AssociationConfig, CloseReason, Endpoint, EndpointConfig, Error,
+    PathState, SchedulerKind, SendOptions,
+};
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::timeout;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn assoc_cfg() -> AssociationConfig {
+    AssociationConfig {
+        rto_initial: Duration::from_millis(200),
+        rto_min: Duration::from_millis(50),
+        max_init_retransmits: 3,
+        ..Default::default()
+    }
+}
+
+fn endpoint(listen: bool) -> Endpoint {
+    let cfg = EndpointConfig {
+        listen,
+        association: assoc_cfg(),
+        ..Default::default()
+    };
+    Endpoint::bind(cfg, &["127.0.0.1:0".parse().unwrap()]).unwrap()
+}
+
+async fn pair() -> (Endpoint, Endpoint, Association, Association) {
+    let srv = endpoint(true);
+    let cli = endpoint(false);
+    let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+    let b = srv.accept().await.unwrap();
+    (srv, cli, a, b)
+}
+
+fn msg(b: &'static [u8]) -> Bytes {
+    Bytes::from_static(b)
+}
+
+#[tokio::test]
+async fn clones_share_the_association_and_the_last_drop_shuts_down() {
+    timeout(LIMIT, async {
+        let (srv, cli, a, b) = pair().await;
+        let a2 = a.clone();
+        drop(a);
+        // Still open: a clone lives.
+        a2.send(0, msg(b"one"), SendOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(&b.recv().await.unwrap().unwrap().data[..], b"one");
+        drop(a2);
+        // The last handle gone: a graceful shutdown, which the peer sees as the end.
+        assert!(b.recv().await.unwrap().is_none());
+        assert_eq!(b.closed().await, CloseReason::Shutdown);
+        // After the fact too.
+        assert_eq!(b.closed().await, CloseReason::Shutdown);
+        assert_eq!(b.close_reason(), Some(CloseReason::Shutdown));
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn an_abort_reaches_recv_after_the_queued_messages() {
+    timeout(LIMIT, async {
+        let (srv, cli, a, b) = pair().await;
+        for m in [b"x1", b"x2"] {
+            a.send(0, msg(m), SendOptions::default()).await.unwrap();
+        }
+        // Both messages arrived before the abort is sent.
+        while b.stats().messages_received < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        a.abort();
+        assert_eq!(a.closed().await, CloseReason::LocalAbort);
+        assert!(matches!(b.closed().await, CloseReason::PeerAbort(_)));
+        assert_eq!(&b.recv().await.unwrap().unwrap().data[..], b"x1");
+        assert_eq!(&b.recv().await.unwrap().unwrap().data[..], b"x2");
+        // The reason, not a silent end; every time it is asked.
+        for _ in 0..2 {
+            match b.recv().await {
+                Err(Error::Closed(CloseReason::PeerAbort(_))) => {}
+                r => panic!("expected the peer's abort, got {r:?}"),
+            }
+        }
+        assert!(matches!(
+            a.recv().await,
+            Err(Error::Closed(CloseReason::LocalAbort))
+        ));
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn stats_and_paths_are_published_without_a_round_trip() {
+    timeout(LIMIT, async {
+        let (srv, cli, a, b) = pair().await;
+        assert_eq!(a.open_streams(), (16, 16));
+        let p = a.paths();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].remote, srv.local_addrs()[0]);
+        assert_eq!(p[0].state, PathState::Active);
+        let total = 200 * 1000;
+        for _ in 0..200 {
+            a.send(3, Bytes::from(vec![7u8; 1000]), SendOptions::default())
+                .await
+                .unwrap();
+        }
+        let mut got = 0;
+        while got < total {
+            got += b.recv().await.unwrap().unwrap().data.len();
+        }
+        // Exact once idle: the throttled publication catches up by itself.
+        while a.stats().bytes_acked < total as u64 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert_eq!(a.stats().messages_sent, 200);
+        // Paths may be a publication behind: a read that finds them so asks for a fresh one.
+        let p = loop {
+            let p = a.paths();
+            if p[0].stats.bytes_sent > total as u64 {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        assert!(p[0].srtt.is_some());
+        assert!(a.removed_paths().is_empty());
+        a.shutdown().await.unwrap();
+        // Still readable after the close.
+        assert_eq!(a.stats().bytes_acked, total as u64);
+        assert_eq!(a.paths().len(), 1);
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn stream_handles_route_messages_and_carry_bytes() {
+    timeout(LIMIT, async {
+        let (srv, cli, a, b) = pair().await;
+        // Stream 2 claimed before anything arrives; stream 5 found by accept_stream.
+        let mut r2 = b.recv_stream(2).unwrap();
+        assert!(matches!(b.recv_stream(2), Err(Error::StreamInUse(2))));
+        // Stream 0 has no handle: association-wide recv (accept_stream not called yet).
+        a.send(0, msg(b"on zero"), SendOptions::default())
+            .await
+            .unwrap();
+        let m = b.recv().await.unwrap().unwrap();
+        assert_eq!((m.stream_id, &m.data[..]), (0, &b"on zero"[..]));
+        let accept = {
+            let b = b.clone();
+            tokio::spawn(async move { b.accept_stream().await })
+        };
+        tokio::task::yield_now().await;
+        // accept_stream must be waiting before stream 5's first message arrives.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let s2 = a.open_stream(2).unwrap();
+        let mut s5 = a.open_stream(5).unwrap();
+        s5.set_write_chunk(1000);
+        let blob: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        s5.write_all(&blob).await.unwrap();
+        s2.send(msg(b"on two")).await.unwrap();
+        let mut r5 = accept.await.unwrap().unwrap();
+        assert_eq!(r5.id(), 5);
+        let mut back = vec![0u8; blob.len()];
+        r5.read_exact(&mut back).await.unwrap();
+        assert_eq!(back, blob);
+        let m = r2.recv().await.unwrap().unwrap();
+        assert_eq!((m.stream_id, &m.data[..]), (2, &b"on two"[..]));
+        // A dropped RecvStream hands its stream back to recv.
+        drop(r2);
+        s2.send(msg(b"again")).await.unwrap();
+        let m = b.recv().await.unwrap().unwrap();
+        assert_eq!((m.stream_id, &m.data[..]), (2, &b"again"[..]));
+        assert!(a.open_stream(16).is_err());
+        // Scheduling settings are accepted at run time.
+        s2.set_priority(3).unwrap();
+        s2.set_weight(2).unwrap();
+        s2.set_path(0).unwrap();
+        a.set_stream_scheduler(SchedulerKind::Priority).unwrap();
+        a.set_primary(srv.local_addrs()[0]).await.unwrap();
+        assert!(matches!(
+            a.set_primary("127.0.0.1:1".parse().unwrap()).await,
+            Err(Error::NoSuchPath(_))
+        ));
+        drop((s2, s5));
+        a.shutdown().await.unwrap();
+        // The stream reader sees the graceful end too (EOF).
+        let mut rest = Vec::new();
+        r5.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn events_report_shutdown_and_close() {
+    timeout(LIMIT, async {
+        let (srv, cli, a, b) = pair().await;
+        let mut ev = b.events();
+        a.shutdown().await.unwrap();
+        let mut seen = Vec::new();
+        while let Some(e) = ev.next().await {
+            seen.push(e);
+        }
+        assert!(seen.contains(&AssocEvent::PeerShutdown), "{seen:?}");
+        assert_eq!(
+            seen.last(),
+            Some(&AssocEvent::Closed(CloseReason::Shutdown))
+        );
+        // Subscribing after the close still tells why.
+        let mut late = b.events();
+        assert_eq!(
+            late.next().await,
+            Some(AssocEvent::Closed(CloseReason::Shutdown))
+        );
+        assert_eq!(late.next().await, None);
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// Polls `f` once or a few times and drops it: a future cancelled part-way.
+async fn poll_then_drop<F: std::future::Future>(f: F, polls: usize) {
+    let mut f = std::pin::pin!(f);
+    for _ in 0..polls {
+        let done =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(f.as_mut().poll(cx).is_ready())).await;
+        if done {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test]
+async fn dropped_futures_leak_nothing() {
+    timeout(LIMIT, async {
+        // Another SCTP port: the core tells peers apart by IP and SCTP port, not UDP port.
+        let srv0 = Endpoint::builder()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .listen(5002)
+            .association(assoc_cfg())
+            .build()
+            .unwrap();
+        let srv = endpoint(true);
+        let cli = endpoint(false);
+        for i in 0..30usize {
+            // connect and accept cancelled at various points.
+            poll_then_drop(cli.connect(&[srv0.local_addrs()[0]], 5002), i % 4).await;
+            poll_then_drop(srv.accept(), i % 3).await;
+        }
+        // The cancelled accepts did not swallow the next association.
+        let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+        let b = srv.accept().await.unwrap();
+        // What the cancelled connects opened on srv0: accepted and dropped (each was
+        // aborted by cli when its connect future turned out to be gone).
+        while let Ok(Some(c)) = timeout(Duration::from_millis(300), srv0.accept()).await {
+            drop(c);
+        }
+        let mut sent = 0u32;
+        for i in 0..50usize {
+            let data = Bytes::from(vec![(i % 256) as u8; 20_000]);
+            let mut f = std::pin::pin!(a.send(0, data, SendOptions::default()));
+            let done = std::future::poll_fn(|cx| std::task::Poll::Ready(f.as_mut().poll(cx))).await;
+            // A send that completed on its first poll was queued; a dropped pending one may
+            // or may not have been (never twice).
+            if let std::task::Poll::Ready(r) = done {
+                r.unwrap();
+                sent += 1;
+            }
+            poll_then_drop(b.recv(), i % 2).await;
+        }
+        assert!(sent > 0);
+        a.send(1, msg(b"last"), SendOptions::default())
+            .await
+            .unwrap();
+        // Everything still works: the last message arrives after what recv left.
+        loop {
+            let m = b.recv().await.unwrap().unwrap();
+            if m.stream_id == 1 {
+                assert_eq!(&m.data[..], b"last");
+                break;
+            }
+        }
+        a.shutdown().await.unwrap();
+        drop((a, b));
+        // No association, driver entry or accept left behind once everything closed.
+        loop {
+            let (c1, c2) = (
+                cli.debug_counts().await.unwrap(),
+                srv.debug_counts().await.unwrap(),
+            );
+            let c0 = srv0.debug_counts().await.unwrap();
+            if c1 == (0, 0, 0) && c2 == (0, 0, 0) && c0 == (0, 0, 0) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cli.close().await;
+        srv.close().await;
+        srv0.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_builder_names_the_bad_setting() {
+    let e = Endpoint::builder().build().err().unwrap();
+    assert!(matches!(e, braid_net::BuildError::NoAddress), "{e}");
+    let e = Endpoint::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .streams(0, 16)
+        .build()
+        .err()
+        .unwrap();
+    assert!(matches!(e, braid_net::BuildError::Config(_)), "{e}");
+    assert!(e.to_string().contains("outbound_streams"), "{e}");
+    let ep = Endpoint::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .listen(5004)
+        .cmt(true)
+        .idata(true)
+        .stream_scheduler(SchedulerKind::RoundRobin)
+        .build()
+        .unwrap();
+    ep.close().await;
+}
+
+#[tokio::test]
+async fn connect_by_host_name() {
+    timeout(LIMIT, async {
+        let srv = endpoint(true);
+        let cli = endpoint(false);
+        let port = srv.local_addrs()[0].port();
+        // localhost may also resolve to ::1: only the IPv4 address fits cli's socket.
+        let a = cli
+            .connect_host(&format!("localhost:{port}"), 5001)
+            .await
+            .unwrap();
+        let b = srv.accept().await.unwrap();
+        a.send(0, msg(b"by name"), SendOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(&b.recv().await.unwrap().unwrap().data[..], b"by name");
+        assert!(matches!(
+            cli.connect_host("no-such-host.invalid:1", 5001).await,
+            Err(Error::Resolve { .. })
+        ));
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_write_waits_for_room_and_async_read_gets_every_byte() {
+    timeout(LIMIT, async {
+        let (srv, cli, a, b) = pair().await;
+        let mut r = b.recv_stream(7).unwrap();
+        let mut w = a.open_stream(7).unwrap();
+        // Several times the send queue: AsyncWrite must wait for room (waker) and resume.
+        let total = 6 << 20;
+        let data: Vec<u8> = (0..total as u32).map(|i| (i % 253) as u8).collect();
+        let expect = data.clone();
+        let writer = tokio::spawn(async move {
+            w.write_all(&data).await.unwrap();
+            w.flush().await.unwrap();
+            w
+        });
+        let mut got = vec![0u8; total];
+        r.read_exact(&mut got).await.unwrap();
+        assert!(got == expect, "bytes differ");
+        drop(writer.await.unwrap());
+        a.shutdown().await.unwrap();
+        let mut rest = Vec::new();
+        r.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}

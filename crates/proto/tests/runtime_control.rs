@@ -1,0 +1,112 @@
+//! Settings an application changes on a live association: CMT on/off, the retransmission
+//! policy, standby paths (`Association::set_cmt`, `set_rtx_policy`, `set_path_standby`).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use braid_proto::{
+    AssocId, AssociationConfig, CmtConfig, PathId, PathState, RtxPolicy, SendOptions,
+};
+use bytes::Bytes;
+use common::Pair;
+
+/// A two-path pair with both paths confirmed and active.
+fn connected(cfg: AssociationConfig, seed: u64) -> (Pair, AssocId, AssocId) {
+    let mut p = Pair::multihomed(cfg, 2, seed);
+    let (c, s) = p.connect();
+    let deadline = p.now + Duration::from_secs(30);
+    let up = p.run_until(deadline, |p| {
+        let ps = p.client.association(c).unwrap().paths();
+        ps.len() == 2
+            && ps
+                .iter()
+                .all(|x| x.confirmed && x.state == PathState::Active)
+    });
+    assert!(up, "paths not confirmed");
+    (p, c, s)
+}
+
+/// Sends `n` messages from the client, runs until the server read them all; returns the
+/// DATA chunks each client path sent meanwhile.
+fn burst(p: &mut Pair, c: AssocId, s: AssocId, n: usize) -> [u64; 2] {
+    let before: Vec<u64> = p
+        .client
+        .association(c)
+        .unwrap()
+        .paths()
+        .iter()
+        .map(|x| x.stats.data_chunks_sent)
+        .collect();
+    let now = p.now;
+    let a = p.client.association_mut(c).unwrap();
+    for _ in 0..n {
+        a.send(now, 0, Bytes::from(vec![1u8; 1000]), SendOptions::default())
+            .unwrap();
+    }
+    let mut got = 0;
+    let deadline = p.now + Duration::from_secs(60);
+    let done = p.run_until(deadline, |p| {
+        while p.server.association_mut(s).unwrap().recv().is_some() {
+            got += 1;
+        }
+        got == n
+    });
+    assert!(done, "only {got} of {n} messages arrived");
+    let after = p.client.association(c).unwrap().paths();
+    [
+        after[0].stats.data_chunks_sent - before[0],
+        after[1].stats.data_chunks_sent - before[1],
+    ]
+}
+
+#[test]
+fn cmt_switched_on_and_off_at_run_time() {
+    let (mut p, c, s) = connected(AssociationConfig::default(), 1);
+    // Without CMT only the primary carries new data.
+    let sent = burst(&mut p, c, s, 200);
+    assert!(sent[0] > 0 && sent[1] == 0, "{sent:?}");
+    p.client
+        .association_mut(c)
+        .unwrap()
+        .set_cmt(Some(CmtConfig::default()));
+    let sent = burst(&mut p, c, s, 200);
+    assert!(sent[0] > 0 && sent[1] > 0, "CMT on: {sent:?}");
+    p.client.association_mut(c).unwrap().set_cmt(None);
+    let sent = burst(&mut p, c, s, 200);
+    assert!(sent[0] > 0 && sent[1] == 0, "CMT off again: {sent:?}");
+    let a = p.client.association_mut(c).unwrap();
+    a.set_rtx_policy(RtxPolicy::Same);
+}
+
+#[test]
+fn a_standby_path_waits_until_the_others_fail() {
+    let cfg = AssociationConfig {
+        cmt: Some(CmtConfig::default()),
+        rto_initial: Duration::from_millis(200),
+        rto_min: Duration::from_millis(100),
+        rto_max: Duration::from_millis(400),
+        path_max_retrans: 2,
+        hb_interval: Some(Duration::from_millis(200)),
+        ..AssociationConfig::default()
+    };
+    let (mut p, c, s) = connected(cfg, 2);
+    let a = p.client.association_mut(c).unwrap();
+    assert!(a.set_path_standby(PathId(1), true));
+    assert!(!a.set_path_standby(PathId(9), true));
+    assert!(a.paths()[1].standby);
+    // CMT, but path 1 is standby: everything on path 0.
+    let sent = burst(&mut p, c, s, 200);
+    assert!(sent[0] > 0 && sent[1] == 0, "{sent:?}");
+    // Path 0 cut: once it fails, the standby path carries the data.
+    p.set_path_down(0, true);
+    let sent = burst(&mut p, c, s, 50);
+    assert!(sent[1] > 0, "{sent:?}");
+    // Back to normal use when no longer standby.
+    p.set_path_down(0, false);
+    let a = p.client.association_mut(c).unwrap();
+    assert!(a.set_path_standby(PathId(1), false));
+    assert!(!a.paths()[1].standby);
+}
