@@ -1043,13 +1043,11 @@ async fn send_interactive(
         let last = now() >= w.end;
         // Wait until the bulk message fits below the high-water mark.
         loop {
-            let acked = match assoc.stats().await {
-                Ok(st) => st.bytes_acked,
-                Err(e) => {
-                    res = Err(format!("stats: {e}"));
-                    break 'send;
-                }
-            };
+            if let Some(r) = assoc.close_reason() {
+                res = Err(format!("association closed: {r}"));
+                break 'send;
+            }
+            let acked = assoc.stats().bytes_acked;
             if sent.load(Ordering::Relaxed) + w.bulk as u64 <= acked + BULK_HIGH_WATER {
                 break;
             }

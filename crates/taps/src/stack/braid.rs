@@ -99,7 +99,7 @@ impl BraidLink {
         remote: SocketAddr,
         cfg: &LinkConfig,
     ) -> Result<Self, String> {
-        let (out, inb) = assoc.open_streams().await.map_err(|e| e.to_string())?;
+        let (out, inb) = assoc.open_streams();
         Ok(Self {
             assoc,
             _endpoint: endpoint,
@@ -148,7 +148,8 @@ impl BraidLink {
     }
 
     pub(crate) async fn recv(&self) -> Option<Inbound> {
-        let m = self.assoc.recv().await?;
+        // Closed, gracefully or not: the Connection reports it as closed either way.
+        let m = self.assoc.recv().await.ok().flatten()?;
         Some(Inbound {
             stream: m.stream_id,
             end: m.ppid == END_OF_STREAM_PPID,
@@ -168,13 +169,13 @@ impl BraidLink {
     pub(crate) async fn paths(&self) -> Vec<(SocketAddr, SocketAddr)> {
         self.assoc
             .paths()
-            .await
-            .map(|v| v.iter().map(|p| (p.local, p.remote)).collect())
-            .unwrap_or_default()
+            .iter()
+            .map(|p| (p.local, p.remote))
+            .collect()
     }
 
     pub(crate) async fn srtt(&self) -> Option<Duration> {
-        let paths = self.assoc.paths().await.ok()?;
+        let paths = self.assoc.paths();
         paths
             .iter()
             .find(|p| p.primary)
@@ -202,10 +203,7 @@ pub(crate) fn listen(
     let task = tokio::spawn(async move {
         while let Some(assoc) = ep.accept().await {
             // The peer's primary address, for the Connection's remote endpoint.
-            let remote = match assoc.paths().await {
-                Ok(p) => p.first().map(|p| p.remote),
-                Err(_) => None,
-            };
+            let remote = assoc.paths().first().map(|p| p.remote);
             let Some(remote) = remote else { continue };
             match BraidLink::new(assoc, ep.clone(), remote, &cfg).await {
                 Ok(l) => {
