@@ -112,6 +112,7 @@ pub(crate) fn new_group(
         local,
         reader: Mutex::new(None),
     });
+    group.link.set_stream_priority(0, conn_priority);
     let task = tokio::spawn(read_loop(Arc::downgrade(&group), group.link.clone(), in_tx));
     if let Ok(mut r) = group.reader.lock() {
         *r = Some(task);
@@ -179,7 +180,7 @@ pub struct ConnectionInfo {
     pub local: Option<SocketAddr>,
     /// The stream (braid stream id or framed stream id) of this Connection.
     pub stream: u16,
-    /// connPriority (RFC 9622 §8.1.2), recorded.
+    /// connPriority (RFC 9622 §8.1.2): the braid stream's priority (Priority scheduler).
     pub conn_priority: u32,
 }
 
@@ -190,6 +191,15 @@ impl Connection {
             stream,
             rx: tokio::sync::Mutex::new(rx),
         }
+    }
+
+    /// Sets this Connection's connPriority (RFC 9622 §8.1.2, lower is more important): on
+    /// braid its stream's priority, which `connScheduler = Priority` orders streams by; on
+    /// TCP and UDP (one flow) nothing changes. Takes effect for data the association has
+    /// not yet sent; braid-net's association-wide send queue in front of the scheduler
+    /// (up to 1 MiB) still leaves in the order it was queued.
+    pub fn set_priority(&self, priority: u32) {
+        self.group.link.set_stream_priority(self.stream, priority);
     }
 
     /// The stack, addresses and stream of this Connection.
@@ -350,6 +360,9 @@ impl Connection {
             },
         );
         drop(st);
+        self.group
+            .link
+            .set_stream_priority(id, self.group.conn_priority);
         Ok(Connection::new(self.group.clone(), id, rx))
     }
 

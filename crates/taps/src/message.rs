@@ -12,8 +12,8 @@ pub struct MessageContext {
     /// reliability (RFC 3758 §4.1, when the peer supports it); TCP: ignored (fully
     /// reliable); UDP: ignored (unreliable anyway).
     pub lifetime: Option<Duration>,
-    /// msgPriority (§9.1.3.2): lower is more important. Recorded: braid-net has no
-    /// per-message or per-stream priority call yet.
+    /// msgPriority (§9.1.3.2): lower is more important. Recorded: braid schedules by
+    /// stream, not by message (connPriority sets the stream's priority).
     pub priority: u32,
     /// msgOrdered (§9.1.3.3): `false` sends it unordered (braid: the U bit).
     pub ordered: bool,

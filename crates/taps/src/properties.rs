@@ -154,8 +154,8 @@ pub struct TransportProperties {
     pub conn_capacity_profile: CapacityProfile,
     /// connScheduler (RFC 9622 §8.1.5) → braid's stream scheduler.
     pub conn_scheduler: ConnScheduler,
-    /// connPriority (RFC 9622 §8.1.2): lower is more important. Recorded: braid-net has no
-    /// per-stream priority call yet (braid-proto has `set_stream_priority`).
+    /// connPriority (RFC 9622 §8.1.2): lower is more important. On braid it becomes the
+    /// priority of each Connection's stream, which `connScheduler = Priority` honours.
     pub conn_priority: u32,
     /// Stacks by name (`braid`, `tcp`, `udp`) with a preference of their own, the
     /// application's say in candidate selection beside the PIB (NEAT's `transport` property).

@@ -113,6 +113,15 @@ impl BraidLink {
         self.remote
     }
 
+    /// Sets `stream`'s priority (lower goes first; RFC 9622's connPriority is lower-is-
+    /// more-important too), saturating at u16. Best effort: a closed association ignores it.
+    pub(crate) fn set_stream_priority(&self, stream: u16, priority: u32) {
+        let p = u16::try_from(priority).unwrap_or(u16::MAX);
+        if let Ok(s) = self.assoc.open_stream(stream) {
+            let _ = s.set_priority(p);
+        }
+    }
+
     pub(crate) fn max_streams(&self) -> u16 {
         self.streams
     }

@@ -161,6 +161,14 @@ impl Link {
     }
 
     /// How many streams (Connections of a group) the link carries at most.
+    /// connPriority (RFC 9622 §8.1.2) of `stream`: braid's stream priority, which the
+    /// Priority scheduler (connScheduler) honours; TCP and UDP have one flow: nothing to do.
+    pub(crate) fn set_stream_priority(&self, stream: u16, priority: u32) {
+        if let Self::Braid(l) = self {
+            l.set_stream_priority(stream, priority);
+        }
+    }
+
     pub(crate) fn max_streams(&self) -> u16 {
         match self {
             Self::Braid(l) => l.max_streams(),
