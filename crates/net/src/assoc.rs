@@ -365,10 +365,8 @@ impl Association {
     /// Application path policy: a standby path carries data only while no other path is
     /// active (CMT and the primary-path choice leave it alone until the others fail); it
     /// stays monitored by heartbeats. A standby primary gives way to an active alternate.
-    /// Shown as [`PathInfo::standby`].
-    ///
-    /// Not available (the core has no such knob): forbidding an address pair outright
-    /// (use standby), and a cost or weight per path.
+    /// Shown as [`PathInfo::standby`]. See also [`Association::set_path_forbidden`] and
+    /// [`Association::set_path_cost`].
     ///
     /// Cancel safety: as [`Association::set_primary`].
     ///
@@ -378,6 +376,39 @@ impl Association {
     /// [`Error::EndpointClosed`].
     pub async fn set_path_standby(&self, remote: SocketAddr, standby: bool) -> Result<(), Error> {
         self.path_policy(remote, PathOp::Standby(standby)).await
+    }
+
+    /// Application path policy: forbids (or allows again) DATA on the path to `remote`
+    /// (an address pair that must not carry data, e.g. a metered link). It stays monitored
+    /// by heartbeats; chunks sent there before are retransmitted elsewhere; if every allowed
+    /// path fails, data waits rather than use it. Shown as [`PathInfo::forbidden`].
+    ///
+    /// Cancel safety: as [`Association::set_primary`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchPath`] if no path goes to `remote`; [`Error::Closed`],
+    /// [`Error::EndpointClosed`].
+    pub async fn set_path_forbidden(
+        &self,
+        remote: SocketAddr,
+        forbidden: bool,
+    ) -> Result<(), Error> {
+        self.path_policy(remote, PathOp::Forbidden(forbidden)).await
+    }
+
+    /// Application path policy: the cost of the path to `remote` (default 0). When the
+    /// primary is not usable, new data fails over to the cheapest active alternate instead
+    /// of the first. Shown as [`PathInfo::cost`].
+    ///
+    /// Cancel safety: as [`Association::set_primary`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchPath`] if no path goes to `remote`; [`Error::Closed`],
+    /// [`Error::EndpointClosed`].
+    pub async fn set_path_cost(&self, remote: SocketAddr, cost: u32) -> Result<(), Error> {
+        self.path_policy(remote, PathOp::Cost(cost)).await
     }
 
     async fn path_policy(&self, remote: SocketAddr, op: PathOp) -> Result<(), Error> {

@@ -104,6 +104,8 @@ pub(crate) enum Control {
 pub(crate) enum PathOp {
     Primary,
     Standby(bool),
+    Forbidden(bool),
+    Cost(u32),
 }
 
 /// How often at most the task republishes an association's statistics while it is busy.
@@ -783,6 +785,8 @@ impl Driver {
                         let done = path.is_some_and(|p| match op {
                             PathOp::Primary => a.set_primary(p.id),
                             PathOp::Standby(on) => a.set_path_standby(p.id, on),
+                            PathOp::Forbidden(on) => a.set_path_forbidden(p.id, on),
+                            PathOp::Cost(c) => a.set_path_cost(p.id, c),
                         });
                         if done {
                             Ok(())

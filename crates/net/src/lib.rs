@@ -17,7 +17,7 @@
 //! clonable [`Association`] with message `send`/`recv`, per-stream [`SendStream`] and
 //! [`RecvStream`] handles (`AsyncWrite`/`AsyncRead`), synchronous `stats()`/`paths()`
 //! published by the task, [`Association::events`], [`Association::closed`] and run-time
-//! control (primary, standby paths, CMT, schedulers). Every async method documents its
+//! control (primary, path policy: standby, forbidden, cost; CMT, schedulers). Every async method documents its
 //! cancel safety: a dropped future never loses a message or leaves state behind. The
 //! fault-injection hook `Endpoint::blackhole` exists with the `test-util` feature.
 //!

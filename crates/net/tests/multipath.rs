@@ -374,6 +374,28 @@ async fn standby_path_and_path_events() {
         assert!(p[1].standby);
         assert_eq!(p[1].stats.data_chunks_sent, 0, "standby path used: {p:?}");
         assert!(p[0].stats.data_chunks_sent >= n);
+        // Forbidden instead of standby, with a cost: still no DATA there.
+        a.set_path_standby(standby, false).await.unwrap();
+        a.set_path_forbidden(standby, true).await.unwrap();
+        a.set_path_cost(standby, 7).await.unwrap();
+        for seq in n..2 * n {
+            a.send(0, message(0, seq as u32), SendOptions::default())
+                .await
+                .unwrap();
+        }
+        for _ in 0..n {
+            b.recv().await.unwrap().unwrap();
+        }
+        let p = loop {
+            let p = a.paths();
+            if a.stats().bytes_acked == 2 * n * MESSAGE as u64 && p[1].forbidden {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert_eq!((p[1].cost, p[1].standby), (7, false));
+        assert_eq!(p[1].stats.data_chunks_sent, 0, "forbidden path used: {p:?}");
+        a.set_path_forbidden(standby, false).await.unwrap();
         // Cut the standby path: its heartbeats go unanswered and the event names it.
         cli.blackhole(ip("127.0.0.8"), ip("127.0.0.6"), true)
             .unwrap();

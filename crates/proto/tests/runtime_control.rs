@@ -1,5 +1,6 @@
 //! Settings an application changes on a live association: CMT on/off, the retransmission
-//! policy, standby paths (`Association::set_cmt`, `set_rtx_policy`, `set_path_standby`).
+//! policy, standby, forbidden and costed paths (`Association::set_cmt`, `set_rtx_policy`,
+//! `set_path_standby`, `set_path_forbidden`, `set_path_cost`).
 
 #![allow(clippy::unwrap_used)]
 
@@ -15,12 +16,17 @@ use common::Pair;
 
 /// A two-path pair with both paths confirmed and active.
 fn connected(cfg: AssociationConfig, seed: u64) -> (Pair, AssocId, AssocId) {
-    let mut p = Pair::multihomed(cfg, 2, seed);
+    connected_n(cfg, 2, seed)
+}
+
+/// An `n`-path pair with every path confirmed and active.
+fn connected_n(cfg: AssociationConfig, n: usize, seed: u64) -> (Pair, AssocId, AssocId) {
+    let mut p = Pair::multihomed(cfg, n, seed);
     let (c, s) = p.connect();
     let deadline = p.now + Duration::from_secs(30);
     let up = p.run_until(deadline, |p| {
         let ps = p.client.association(c).unwrap().paths();
-        ps.len() == 2
+        ps.len() == n
             && ps
                 .iter()
                 .all(|x| x.confirmed && x.state == PathState::Active)
@@ -32,6 +38,12 @@ fn connected(cfg: AssociationConfig, seed: u64) -> (Pair, AssocId, AssocId) {
 /// Sends `n` messages from the client, runs until the server read them all; returns the
 /// DATA chunks each client path sent meanwhile.
 fn burst(p: &mut Pair, c: AssocId, s: AssocId, n: usize) -> [u64; 2] {
+    let v = burst_n(p, c, s, n);
+    [v[0], v[1]]
+}
+
+/// [`burst`] over every path.
+fn burst_n(p: &mut Pair, c: AssocId, s: AssocId, n: usize) -> Vec<u64> {
     let before: Vec<u64> = p
         .client
         .association(c)
@@ -56,10 +68,24 @@ fn burst(p: &mut Pair, c: AssocId, s: AssocId, n: usize) -> [u64; 2] {
     });
     assert!(done, "only {got} of {n} messages arrived");
     let after = p.client.association(c).unwrap().paths();
-    [
-        after[0].stats.data_chunks_sent - before[0],
-        after[1].stats.data_chunks_sent - before[1],
-    ]
+    after
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| a.stats.data_chunks_sent - b)
+        .collect()
+}
+
+/// Short timers, so that a cut path fails within a second or two.
+fn fast_failover(cmt: bool) -> AssociationConfig {
+    AssociationConfig {
+        cmt: cmt.then(CmtConfig::default),
+        rto_initial: Duration::from_millis(200),
+        rto_min: Duration::from_millis(100),
+        rto_max: Duration::from_millis(400),
+        path_max_retrans: 2,
+        hb_interval: Some(Duration::from_millis(200)),
+        ..AssociationConfig::default()
+    }
 }
 
 #[test]
@@ -109,4 +135,66 @@ fn a_standby_path_waits_until_the_others_fail() {
     let a = p.client.association_mut(c).unwrap();
     assert!(a.set_path_standby(PathId(1), false));
     assert!(!a.paths()[1].standby);
+}
+
+#[test]
+fn a_forbidden_path_carries_no_data_even_when_the_allowed_one_fails() {
+    let (mut p, c, s) = connected(fast_failover(true), 3);
+    let a = p.client.association_mut(c).unwrap();
+    assert!(a.set_path_forbidden(PathId(1), true));
+    assert!(!a.set_path_forbidden(PathId(9), true));
+    assert!(a.paths()[1].forbidden);
+    // CMT, but path 1 is forbidden: everything on path 0.
+    let sent = burst(&mut p, c, s, 200);
+    assert!(sent[0] > 0 && sent[1] == 0, "{sent:?}");
+    // Path 0 cut: data waits rather than take the forbidden path.
+    p.set_path_down(0, true);
+    let before = p.client.association(c).unwrap().paths()[1]
+        .stats
+        .data_chunks_sent;
+    let now = p.now;
+    let a = p.client.association_mut(c).unwrap();
+    for _ in 0..20 {
+        a.send(now, 0, Bytes::from(vec![2u8; 1000]), SendOptions::default())
+            .unwrap();
+    }
+    p.run_for(Duration::from_secs(3));
+    let after = p.client.association(c).unwrap().paths()[1]
+        .stats
+        .data_chunks_sent;
+    assert_eq!(after, before, "DATA went on the forbidden path");
+    // Allowed again: the waiting data takes it.
+    assert!(
+        p.client
+            .association_mut(c)
+            .unwrap()
+            .set_path_forbidden(PathId(1), false)
+    );
+    let mut got = 0;
+    let deadline = p.now + Duration::from_secs(30);
+    let done = p.run_until(deadline, |p| {
+        while p.server.association_mut(s).unwrap().recv().is_some() {
+            got += 1;
+        }
+        got == 20
+    });
+    assert!(
+        done,
+        "only {got} of 20 messages arrived once path 1 was allowed"
+    );
+}
+
+#[test]
+fn failover_takes_the_cheapest_active_alternate() {
+    let (mut p, c, s) = connected_n(fast_failover(false), 3, 4);
+    let a = p.client.association_mut(c).unwrap();
+    assert!(a.set_path_cost(PathId(1), 10));
+    assert!(a.set_path_cost(PathId(2), 1));
+    assert_eq!(a.paths()[2].cost, 1);
+    let sent = burst_n(&mut p, c, s, 100);
+    assert!(sent[0] > 0 && sent[1] == 0 && sent[2] == 0, "{sent:?}");
+    // The primary fails: path 2 (cost 1) takes over, not path 1 (cost 10, lower id).
+    p.set_path_down(0, true);
+    let sent = burst_n(&mut p, c, s, 100);
+    assert!(sent[2] > 0 && sent[1] == 0, "{sent:?}");
 }

@@ -65,6 +65,33 @@ impl Association {
         }
     }
 
+    /// Forbids (or allows again) DATA on `path` (application policy: an address pair that
+    /// must not carry data, e.g. a metered link). Heartbeats still monitor it; chunks already
+    /// sent there are retransmitted elsewhere. If every allowed path fails, data waits (and
+    /// the association may fail) rather than use it. Returns false for an unknown path.
+    pub fn set_path_forbidden(&mut self, path: PathId, forbidden: bool) -> bool {
+        match self.paths.get_mut(path.0 as usize) {
+            Some(p) => {
+                p.forbidden = forbidden;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets `path`'s cost (application policy; default 0): when the primary is not usable,
+    /// new data fails over to the cheapest active alternate (ties to the lower id) instead
+    /// of the first. Returns false for an unknown path.
+    pub fn set_path_cost(&mut self, path: PathId, cost: u32) -> bool {
+        match self.paths.get_mut(path.0 as usize) {
+            Some(p) => {
+                p.cost = cost;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Sets the fixed stream-to-path mapping: entry *i* is the path index of stream *i*.
     pub fn set_stream_paths(&mut self, mapping: Vec<u16>) {
         self.tx.sched.set_mapping(mapping);

@@ -113,6 +113,11 @@ pub struct PathInfo {
     /// A standby path: it carries data only while no other path is active
     /// (`Association::set_path_standby`).
     pub standby: bool,
+    /// The application forbade DATA on this path (`Association::set_path_forbidden`).
+    pub forbidden: bool,
+    /// The application's cost of this path: failover picks the cheapest active alternate
+    /// (`Association::set_path_cost`; default 0).
+    pub cost: u32,
 }
 
 /// Heartbeat bookkeeping (RFC 9260 §8.3).
@@ -203,6 +208,10 @@ pub(crate) struct Path {
     pub(crate) plpmtud: Option<plpmtud::Plpmtud>,
     /// Application policy: carries data only while no other path is active.
     pub(crate) standby: bool,
+    /// Application policy: never carries DATA (heartbeats still monitor it).
+    pub(crate) forbidden: bool,
+    /// Application policy: the cheapest active alternate takes over from the primary.
+    pub(crate) cost: u32,
 }
 
 impl Path {
@@ -255,6 +264,8 @@ impl Path {
             lost_chunks: 0,
             plpmtud,
             standby: false,
+            forbidden: false,
+            cost: 0,
         }
     }
 
@@ -275,6 +286,8 @@ impl Path {
             pmtu_state: self.plpmtud.as_ref().map(|d| d.state),
             stats: self.stats,
             standby: self.standby,
+            forbidden: self.forbidden,
+            cost: self.cost,
         }
     }
 }

@@ -86,6 +86,10 @@ impl Association {
     /// failed path with the fewest errors (RFC 7829 §5.1; a lone path is always used).
     pub(crate) fn usable_for_data(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
+        if p.forbidden {
+            // Application policy: never DATA here.
+            return false;
+        }
         if !p.confirmed || !self.pid_fits(path) {
             // RFC 9260 §5.4: no DATA to an unconfirmed address, ever; LS-DATA only on a path
             // its 4-bit PID can name.
@@ -134,16 +138,22 @@ impl Association {
         best
     }
 
-    /// Where new data goes without CMT: the primary, or the first active alternate while
-    /// the primary is not usable (failover, RFC 9260 §6.4.1).
+    /// Where new data goes without CMT: the primary, or the cheapest active alternate
+    /// (application cost, then the lower id) while the primary is not usable (failover,
+    /// RFC 9260 §6.4.1).
     pub(crate) fn single_data_path(&self) -> PathId {
         if self.usable_for_data(self.primary) {
             return self.primary;
         }
         self.paths
             .iter()
-            .find(|p| p.state == PathState::Active && self.usable_for_data(p.id))
-            .or_else(|| self.paths.iter().find(|p| p.state == PathState::Active))
+            .filter(|p| p.state == PathState::Active && self.usable_for_data(p.id))
+            .min_by_key(|p| (p.cost, p.id))
+            .or_else(|| {
+                self.paths
+                    .iter()
+                    .find(|p| p.state == PathState::Active && !p.forbidden)
+            })
             .map_or_else(|| self.least_failed_path(), |p| p.id)
     }
 
@@ -152,7 +162,8 @@ impl Association {
     /// suggests for retransmissions.
     pub(crate) fn rtx_path(&self, from: PathId) -> PathId {
         let policy = self.cfg.rtx_policy;
-        if self.paths.len() == 1 || policy == RtxPolicy::Same {
+        let from_allowed = !self.paths[from.0 as usize].forbidden;
+        if self.paths.len() == 1 || (policy == RtxPolicy::Same && from_allowed) {
             return from;
         }
         let mut best: Option<(f64, PathId)> = None;
