@@ -99,6 +99,13 @@ pub(crate) struct ServerArgs {
     /// a client's Eifel signals whatever this says.
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
+    /// Congestion control of what the server sends (--echo): reno (RFC 9260, the
+    /// default) or cubic (RFC 9438 with HyStart++).
+    #[arg(long, default_value = "reno")]
+    cc: braid_net::CongestionControl,
+    /// Pace what the server sends (--echo) at 2 (slow start) or 1.25 times cwnd/srtt.
+    #[arg(long)]
+    pacing: bool,
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
@@ -165,6 +172,13 @@ pub(crate) struct ClientArgs {
     /// offers Eifel-Supported (braid does); otherwise DupTSN runs.
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
+    /// Congestion control per path: reno (RFC 9260, the default), cubic (RFC 9438 with
+    /// HyStart++), or the coupled cmt-rpv1, cmt-rpv2, lia.
+    #[arg(long, default_value = "reno")]
+    cc: braid_net::CongestionControl,
+    /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt (issue 17).
+    #[arg(long)]
+    pacing: bool,
     /// Packetization Layer Path MTU Discovery (RFC 8899): each path starts at 1200 bytes
     /// and probes up to 1500; the JSON output reports each path's `pmtu`.
     #[arg(long)]
@@ -690,6 +704,8 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
                 braid_net::TimeoutHandling::Sctp
             },
             spurious_detection: args.spurious_detection,
+            cc: args.cc,
+            pacing: args.pacing,
             plpmtud: args.plpmtud,
             idata: on_off("--idata", &args.idata)?,
             max_message_size: msg.max(AssociationConfig::default().max_message_size),
@@ -925,6 +941,8 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "cmt": args.cmt,
             "load_sharing": args.load_sharing,
             "spurious_detection": args.spurious_detection.to_string(),
+            "cc": args.cc.to_string(),
+            "pacing": args.pacing,
             "spurious_fast_retransmits": stats.as_ref().map_or(0, |s| s.spurious_fast_retransmits),
             "spurious_timeouts": stats.as_ref().map_or(0, |s| s.spurious_timeouts),
             "paths": paths_json(&paths),
@@ -1227,6 +1245,8 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
             load_sharing,
             idata: on_off("--idata", &args.idata)?,
             spurious_detection: args.spurious_detection,
+            cc: args.cc,
+            pacing: args.pacing,
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
             cmt: (args.bind.len() > 1).then(braid_net::CmtConfig::default),
