@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# One association over a real shaped path (issue 17): two network namespaces made here,
+# joined by a veth pair whose sender side is shaped with `tc qdisc tbf` to RATE (default
+# 200mbit) with a queue of QUEUE packets (default 100; the kernel has no netem, so no added
+# delay). `braid perf client --time TIME` sends to `braid perf server` once per controller
+# setting in CCS (default "reno cubic cubic+pacing"), ROUNDS times alternating; prints each
+# run's goodput and its share of the shaped rate, then the mean per setting.
+#
+#   bench/netns-tbf.sh                      # RATE=200mbit QUEUE=100 TIME=5 ROUNDS=2
+#
+# Needs root and `ip netns`/`tc`; otherwise prints SKIP. Env: RATE, QUEUE, TIME, ROUNDS,
+# CCS, BRAID (default target/release/braid), LIMIT (watchdog seconds).
+set -uo pipefail
+export LC_ALL=C
+SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "$SELF")/.." || exit 1
+
+skip() {
+  echo "SKIP: netns-tbf: $*"
+  exit 0
+}
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+command -v ip >/dev/null || skip "ip(8) not installed"
+command -v tc >/dev/null || skip "tc(8) not installed"
+
+RATE="${RATE:-200mbit}"
+QUEUE="${QUEUE:-100}"
+TIME="${TIME:-5}"
+ROUNDS="${ROUNDS:-2}"
+CCS="${CCS:-reno cubic cubic+pacing}"
+LIMIT="${LIMIT:-$((ROUNDS * $(wc -w <<<"$CCS") * (TIME + 10) + 20))}"
+if [ -z "${_BRAID_NETNS_INNER:-}" ]; then
+  _BRAID_NETNS_INNER=1 exec timeout -k 5 "$LIMIT" bash "$SELF" "$@"
+fi
+BRAID="${BRAID:-${CARGO_TARGET_DIR:-$PWD/target}/release/braid}"
+[ -x "$BRAID" ] || { echo "FAIL: netns-tbf: $BRAID not found"; exit 1; }
+SUF="$$-$RANDOM"
+NS="tbfS-$SUF" NR="tbfR-$SUF"
+cleanup() {
+  for n in "$NS" "$NR"; do ip netns del "$n" 2>/dev/null; done
+}
+trap cleanup EXIT
+for n in "$NS" "$NR"; do
+  ip netns add "$n" || skip "cannot create network namespaces"
+  ip -n "$n" link set lo up
+done
+ip link add ts0 netns "$NS" type veth peer name tr0 netns "$NR" || skip "no veth"
+ip -n "$NS" addr add 10.212.0.1/24 dev ts0
+ip -n "$NR" addr add 10.212.0.2/24 dev tr0
+ip -n "$NS" link set ts0 up
+ip -n "$NR" link set tr0 up
+# Burst of two full frames; the queue in bytes of 1514-byte frames.
+ip netns exec "$NS" tc qdisc add dev ts0 root tbf rate "$RATE" burst 3028 \
+  limit $((QUEUE * 1514)) || skip "tbf not available"
+rate_mbit=$(python3 -c "import re; v='$RATE'; m=re.match(r'([0-9.]+)([kmg]?)bit', v); print(float(m[1]) * {'': 1e-6, 'k': 1e-3, 'm': 1, 'g': 1e3}[m[2]])")
+
+declare -A SUM
+for r in $(seq "$ROUNDS"); do
+  for cc in $CCS; do
+    args=(--cc "${cc%+pacing}")
+    [ "${cc%+pacing}" != "$cc" ] && args+=(--pacing)
+    ip netns exec "$NR" "$BRAID" perf server --bind 10.212.0.2:9899 --one-off --json \
+      >/dev/null 2>&1 &
+    spid=$!
+    sleep 0.3
+    g=$(ip netns exec "$NS" "$BRAID" perf client --bind 10.212.0.1:0 \
+      --connect 10.212.0.2:9899 --time "${TIME}s" --json "${args[@]}" 2>/dev/null |
+      python3 -c "import json,sys; d=json.load(sys.stdin); print(round(d['goodput_mbps'], 1) if d['ok'] else 'fail')")
+    wait "$spid"
+    echo "round $r $cc: ${g} Mbit/s ($(python3 -c "print(f'{$g / $rate_mbit * 100:.0f}' if '$g' != 'fail' else '-')") % of $RATE)"
+    SUM[$cc]=$(python3 -c "print(${SUM[$cc]:-0} + (${g} if '$g' != 'fail' else 0))")
+  done
+done
+for cc in $CCS; do
+  m=$(python3 -c "print(${SUM[$cc]} / $ROUNDS)")
+  echo "mean $cc: $(printf %.1f "$m") Mbit/s ($(python3 -c "print(f'{$m / $rate_mbit * 100:.0f}')") % of $RATE)"
+done
