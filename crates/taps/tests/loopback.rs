@@ -321,14 +321,15 @@ async fn every_attempt_failing_lists_each_error() -> R {
     .await?
 }
 
-async fn group_on(stack: StackKind) -> R {
+/// A listener and a Preconnection to it that may use `stack` only.
+async fn only(stack: StackKind) -> Result<(Listener, Preconnection), Box<dyn std::error::Error>> {
     let mut sp = TransportProperties::new();
     for k in StackKind::ALL {
         if k != stack {
             sp.prohibit(&format!("stack:{}", k.name()))?;
         }
     }
-    let mut l = listener(sp.clone()).await?;
+    let l = listener(sp.clone()).await?;
     let pre = Preconnection::new(
         vec![],
         vec![remote(l.port())],
@@ -336,6 +337,11 @@ async fn group_on(stack: StackKind) -> R {
         SecurityParameters::disabled(),
     )
     .with_cib(fresh_cib()?);
+    Ok((l, pre))
+}
+
+async fn group_on(stack: StackKind) -> R {
+    let (mut l, pre) = only(stack).await?;
     let a0 = pre.initiate().await?;
     assert_eq!(a0.stack(), stack);
     a0.send_bytes(&b"zero"[..]).await?;
@@ -532,20 +538,7 @@ async fn policy_adds_a_remote_and_sets_the_delay() -> R {
 }
 
 async fn abort_on(stack: StackKind) -> R {
-    let mut sp = TransportProperties::new();
-    for k in StackKind::ALL {
-        if k != stack {
-            sp.prohibit(&format!("stack:{}", k.name()))?;
-        }
-    }
-    let mut l = listener(sp.clone()).await?;
-    let pre = Preconnection::new(
-        vec![],
-        vec![remote(l.port())],
-        sp,
-        SecurityParameters::disabled(),
-    )
-    .with_cib(fresh_cib()?);
+    let (mut l, pre) = only(stack).await?;
     let a0 = pre.initiate().await?;
     let a1 = a0.clone()?;
     a0.send_bytes(&b"zero"[..]).await?;
