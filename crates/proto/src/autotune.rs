@@ -63,6 +63,9 @@ impl Grant {
     /// grows up to its maxima alone); growth granted before is charged to it, as far as
     /// it goes, so that only what was taken is given back.
     pub(crate) fn attach(&mut self, budget: BufferBudget) {
+        if self.budget.is_some() {
+            return; // Attached already (the endpoint attaches before the first packet).
+        }
         self.bytes = budget.take(self.bytes);
         self.budget = Some(budget);
     }

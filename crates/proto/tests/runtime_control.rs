@@ -198,3 +198,47 @@ fn failover_takes_the_cheapest_active_alternate() {
     let sent = burst_n(&mut p, c, s, 100);
     assert!(sent[2] > 0 && sent[1] == 0, "{sent:?}");
 }
+
+#[test]
+fn a_standby_path_carries_the_data_when_the_only_other_path_is_forbidden() {
+    let (mut p, c, s) = connected(fast_failover(true), 5);
+    let a = p.client.association_mut(c).unwrap();
+    assert!(a.set_path_forbidden(PathId(0), true));
+    assert!(a.set_path_standby(PathId(1), true));
+    // Path 0 is active but may not carry data: the standby path is all there is.
+    let sent = burst(&mut p, c, s, 50);
+    assert!(sent[0] == 0 && sent[1] > 0, "{sent:?}");
+}
+
+#[test]
+fn nothing_is_retransmitted_on_a_path_forbidden_while_its_chunks_were_in_flight() {
+    let (mut p, c, _s) = connected(fast_failover(false), 6);
+    // Path 1 fails first, so no alternate is usable; then path 0 is cut with chunks in
+    // flight on it, and forbidden.
+    p.set_path_down(1, true);
+    let deadline = p.now + Duration::from_secs(30);
+    let failed = p.run_until(deadline, |p| {
+        p.client.association(c).unwrap().paths()[1].state == PathState::Inactive
+    });
+    assert!(failed, "path 1 did not fail");
+    p.set_path_down(0, true);
+    let now = p.now;
+    let a = p.client.association_mut(c).unwrap();
+    for _ in 0..4 {
+        a.send(now, 0, Bytes::from(vec![3u8; 1000]), SendOptions::default())
+            .unwrap();
+    }
+    p.run_for(Duration::from_millis(10));
+    let a = p.client.association_mut(c).unwrap();
+    let st = a.paths()[0].stats;
+    assert!(st.data_chunks_sent > 0, "nothing sent on path 0");
+    assert!(a.set_path_forbidden(PathId(0), true));
+    // Timeouts mark the chunks; whatever path takes them, it is not path 0.
+    p.run_for(Duration::from_secs(3));
+    let after = p.client.association(c).unwrap().paths()[0].stats;
+    assert_eq!(
+        (after.data_chunks_sent, after.retransmissions),
+        (st.data_chunks_sent, st.retransmissions),
+        "retransmitted on the forbidden path"
+    );
+}

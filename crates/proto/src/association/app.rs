@@ -73,6 +73,8 @@ impl Association {
         match self.paths.get_mut(path.0 as usize) {
             Some(p) => {
                 p.forbidden = forbidden;
+                // Chunks already waiting there for a retransmission go where they may.
+                self.retarget_stranded();
                 true
             }
             None => false,

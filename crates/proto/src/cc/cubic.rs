@@ -17,12 +17,14 @@ const BETA: f64 = 0.7;
 const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
 
 /// What a loss changed, kept to undo it if the loss was spurious (RFC 9438 §4.9).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Prior {
     w_max: f64,
     k: f64,
     epoch: Option<(Instant, f64)>,
     w_est: f64,
+    cwnd_prior: f64,
+    hystart: HyStart,
 }
 
 /// One path's CUBIC state; `reno` holds cwnd, ssthresh and the MTU as every controller
@@ -38,6 +40,9 @@ pub(crate) struct Cubic {
     epoch: Option<(Instant, f64)>,
     /// The Reno-friendly estimate, in segments.
     w_est: f64,
+    /// cwnd just before the last reduction, in segments (§4.3's cwnd_prior: where the
+    /// Reno-friendly increase goes from α to 1; W_max differs after fast convergence).
+    cwnd_prior: f64,
     /// Fractional bytes of growth not yet in cwnd.
     carry: f64,
     /// The latest time and smoothed RTT the sender reported (`observe`).
@@ -56,6 +61,7 @@ impl Cubic {
             k: 0.0,
             epoch: None,
             w_est: 0.0,
+            cwnd_prior: 0.0,
             carry: 0.0,
             now: None,
             srtt: None,
@@ -121,8 +127,12 @@ impl Cubic {
             .unwrap_or(Duration::from_millis(100))
             .as_secs_f64();
         let acked_segs = self.segments(acked);
-        // §4.3: the Reno-friendly estimate; α becomes 1 once it passes W_max.
-        let alpha = if self.w_est >= self.w_max { 1.0 } else { ALPHA };
+        // §4.3: the Reno-friendly estimate; α becomes 1 once it passes cwnd_prior.
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            ALPHA
+        };
         self.w_est += alpha * acked_segs / cwnd;
         let mtu = self.reno.mtu() as f64;
         if self.w_cubic(t) < self.w_est {
@@ -141,8 +151,11 @@ impl Cubic {
             k: self.k,
             epoch: self.epoch,
             w_est: self.w_est,
+            cwnd_prior: self.cwnd_prior,
+            hystart: self.hystart.clone(),
         });
         let cwnd = self.segments(self.reno.cwnd);
+        self.cwnd_prior = cwnd;
         // §4.7 fast convergence: a window that stopped below the last W_max gives way.
         self.w_max = if cwnd < self.w_max {
             cwnd * (1.0 + BETA) / 2.0
@@ -164,14 +177,18 @@ impl Cubic {
         }
     }
 
-    /// §4.9: the reduction was spurious: W_max, K and the epoch come back with the window
-    /// the caller restores.
+    /// §4.9: the reduction was spurious: W_max, K, the epoch and HyStart++'s state (a
+    /// spurious loss in slow start must not end it for good) come back with the window the
+    /// caller restores. Only the latest reduction is kept: with overlapping recovery
+    /// episodes an older one found spurious restores the newer one's state.
     pub(crate) fn undo(&mut self) {
         if let Some(p) = self.prior.take() {
             self.w_max = p.w_max;
             self.k = p.k;
             self.epoch = p.epoch;
             self.w_est = p.w_est;
+            self.cwnd_prior = p.cwnd_prior;
+            self.hystart = p.hystart;
         }
     }
 }
@@ -303,5 +320,15 @@ mod tests {
         c.on_loss(&ctx());
         c.undo();
         assert_eq!((c.w_max, c.k), before);
+    }
+
+    #[test]
+    fn a_spurious_loss_in_slow_start_undone_keeps_hystart_running() {
+        let mut c = Cubic::new(MTU, usize::MAX);
+        c.reno.cwnd = 50 * MTU;
+        c.on_loss(&ctx());
+        assert_eq!(c.hystart.phase, super::super::hystart::Phase::Done);
+        c.undo();
+        assert_eq!(c.hystart.phase, super::super::hystart::Phase::SlowStart);
     }
 }

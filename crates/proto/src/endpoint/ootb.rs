@@ -243,6 +243,8 @@ impl Endpoint {
             self.local_addrs.clone(),
             &c,
         );
+        // Charged to the endpoint before the DATA bundled with the COOKIE-ECHO can grow it.
+        a.attach_buffer_budget(self.budget.clone());
         a.handle_verified(now, local, remote, packet, true);
         let peers = a.peer_addresses();
         a.take_paths_added();

@@ -98,7 +98,11 @@ impl Association {
         match p.state {
             // A standby path waits until every other path failed (application policy).
             PathState::Active if p.standby => !self.paths.iter().any(|q| {
-                !q.standby && q.confirmed && q.state == PathState::Active && self.pid_fits(q.id)
+                !q.standby
+                    && !q.forbidden
+                    && q.confirmed
+                    && q.state == PathState::Active
+                    && self.pid_fits(q.id)
             }),
             PathState::Active => true,
             PathState::Unconfirmed => false,
@@ -106,7 +110,7 @@ impl Association {
                 !self
                     .paths
                     .iter()
-                    .any(|q| q.state == PathState::Active && self.pid_fits(q.id))
+                    .any(|q| q.state == PathState::Active && !q.forbidden && self.pid_fits(q.id))
                     && self.least_failed_path() == path
             }
         }
@@ -129,8 +133,12 @@ impl Association {
             PathId(0)
         };
         let mut errors = self.paths[best.0 as usize].error_count;
+        // A forbidden primary does not count: the least-failed path must be one data may use.
+        if self.paths[best.0 as usize].forbidden {
+            errors = u32::MAX;
+        }
         for p in &self.paths {
-            if p.confirmed && self.pid_fits(p.id) && p.error_count < errors {
+            if p.confirmed && !p.forbidden && self.pid_fits(p.id) && p.error_count < errors {
                 best = p.id;
                 errors = p.error_count;
             }

@@ -90,7 +90,8 @@ impl Association {
             return true;
         }
         let rtx_here = self.rtx_waiting_on(path);
-        if rtx_here && self.may_retransmit_on(path) {
+        // Chunks wait on a forbidden path only when no other path may take them.
+        if rtx_here && self.may_retransmit_on(path) && !p.forbidden {
             return true;
         }
         !rtx_here
