@@ -33,7 +33,7 @@ pub use config::{
 pub use endpoint::{AssocId, ConnectError, Endpoint};
 pub use event::{CloseReason, Event, IcmpError, SendError};
 pub use path::plpmtud::PmtuState;
-pub use path::{PathId, PathInfo, PathState, PathStats};
+pub use path::{LimitTimes, PathId, PathInfo, PathState, PathStats};
 pub use recv::reassembly::ReceivedMessage;
 pub use time::Instant;
 pub use timer::Timer;

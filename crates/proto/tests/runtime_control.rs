@@ -242,3 +242,31 @@ fn nothing_is_retransmitted_on_a_path_forbidden_while_its_chunks_were_in_flight(
         "retransmitted on the forbidden path"
     );
 }
+
+#[test]
+fn path_limits_say_what_held_new_data_back() {
+    let cfg = AssociationConfig {
+        recv_buffer: 64 * 1024,
+        recv_buffer_max: 64 * 1024,
+        ..AssociationConfig::default()
+    };
+    let (mut p, c, _s) = connected(cfg, 7);
+    // Nothing to send for a second: the application is the limit (counted up to the next
+    // transmission attempt, the sends below).
+    let before = p.client.association(c).unwrap().paths()[0].stats.limited;
+    p.run_for(Duration::from_secs(1));
+    // 1 MB to a receiver that never reads its 64 KiB window: the peer's window.
+    let now = p.now;
+    let a = p.client.association_mut(c).unwrap();
+    for _ in 0..1000 {
+        a.send(now, 0, Bytes::from(vec![4u8; 1000]), SendOptions::default())
+            .unwrap();
+    }
+    p.run_for(Duration::from_secs(2));
+    let l = p.client.association(c).unwrap().paths()[0].stats.limited;
+    assert!(
+        l.application - before.application >= Duration::from_millis(900),
+        "{l:?}"
+    );
+    assert!(l.peer_window >= Duration::from_secs(1), "{l:?}");
+}

@@ -41,7 +41,10 @@
 //!   this path, each TSN counted once, on its first arrival — retransmissions and duplicates
 //!   add nothing); `cwnd_bytes` and `srtt_ms` (sampled means), `pmtu` (the core's path MTU
 //!   plus IP/UDP headers) and `retransmissions` (DATA chunks the sender core retransmitted
-//!   on this path in the window) for the paths the core uses; `drops_queue`, `drops_loss`,
+//!   on this path in the window) and `limited_cwnd`, `limited_peer_window`,
+//!   `limited_send_buffer`, `limited_application` (the share of the window in which new
+//!   data on the path waited for that, `PathStats::limited`) for the paths the core uses;
+//!   `drops_queue`, `drops_loss`,
 //!   `drops_failure`, `mtu_drops` (and `icmp_too_big` where enabled), `displaced`,
 //!   `spiked` (packets held by a delay spike), `utilization` of the forward link.
 //! * Dumbbell: `bottleneck_drops_queue`, `bottleneck_utilization`, `competing_goodput_mbps`,
@@ -567,6 +570,19 @@ impl Metrics {
                     .find(|(j, _)| *j == i)
                     .map_or(0, |(_, s)| s.retransmissions - before(i).retransmissions);
                 m.insert(format!("{p}retransmissions"), rtx as f64);
+                // Which limit held the path's new data back, as a share of the window.
+                if let Some((_, s)) = now.iter().find(|(j, _)| *j == i) {
+                    let (a, b) = (s.limited, before(i).limited);
+                    for (k, e, b) in [
+                        ("cwnd", a.cwnd, b.cwnd),
+                        ("peer_window", a.peer_window, b.peer_window),
+                        ("send_buffer", a.send_buffer, b.send_buffer),
+                        ("application", a.application, b.application),
+                    ] {
+                        let share = e.saturating_sub(b).as_secs_f64() / secs.max(1e-9);
+                        m.insert(format!("{p}limited_{k}"), share);
+                    }
+                }
             }
             if let Some(&(fwd, _)) = f.path_links.get(i) {
                 let d = delta(fwd);

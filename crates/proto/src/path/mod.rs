@@ -77,6 +77,43 @@ pub struct PathStats {
     pub fast_retransmissions: u64,
     /// T3-rtx expirations.
     pub timeouts: u64,
+    /// How long new data on this path was held back, by what (issue 17).
+    pub limited: LimitTimes,
+}
+
+/// What held a path's new data back, and for how long in total: the limit a transfer hit.
+/// Time the path was sending, or was not one new data may use, counts nowhere.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitTimes {
+    /// Its congestion window was full.
+    pub cwnd: Duration,
+    /// The peer's receive window was closed.
+    pub peer_window: Duration,
+    /// Nothing unsent while the application waited for send-buffer room.
+    pub send_buffer: Duration,
+    /// Nothing unsent and the application not waiting: it had nothing more to send.
+    pub application: Duration,
+}
+
+/// One of [`LimitTimes`]'s causes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    Cwnd,
+    PeerWindow,
+    SendBuffer,
+    Application,
+}
+
+impl LimitTimes {
+    fn add(&mut self, limit: Limit, d: Duration) {
+        let slot = match limit {
+            Limit::Cwnd => &mut self.cwnd,
+            Limit::PeerWindow => &mut self.peer_window,
+            Limit::SendBuffer => &mut self.send_buffer,
+            Limit::Application => &mut self.application,
+        };
+        *slot += d;
+    }
 }
 
 /// A snapshot of a path for the application and the drivers' statistics.
@@ -210,11 +247,25 @@ pub(crate) struct Path {
     pub(crate) standby: bool,
     /// Application policy: never carries DATA (heartbeats still monitor it).
     pub(crate) forbidden: bool,
+    /// The limit holding new data back now, and since when (`PathStats::limited`).
+    limit_since: Option<(Limit, Instant)>,
     /// Application policy: the cheapest active alternate takes over from the primary.
     pub(crate) cost: u32,
 }
 
 impl Path {
+    /// The limit holding new data back as of `now` (`None`: sending, or not a data path);
+    /// the time since the last call goes to the limit that held until now, so the counters
+    /// are current as of the last transmission attempt.
+    pub(crate) fn set_limit(&mut self, now: Instant, limit: Option<Limit>) {
+        if let Some((l, since)) = self.limit_since {
+            self.stats
+                .limited
+                .add(l, now.saturating_duration_since(since));
+        }
+        self.limit_since = limit.map(|l| (l, now));
+    }
+
     pub(crate) fn new(
         id: PathId,
         local: SocketAddr,
@@ -266,6 +317,7 @@ impl Path {
             standby: false,
             forbidden: false,
             cost: 0,
+            limit_since: None,
         }
     }
 

@@ -17,6 +17,7 @@ impl Association {
         if self.cfg.pacing {
             self.refill_pacers(now);
         }
+        self.note_limits(now);
         self.views.clear();
         if !matches!(
             self.tx.sched.kind(),
@@ -46,6 +47,35 @@ impl Association {
                 None
             };
             self.timers.set(Timer::Pacing(p.id), wait);
+        }
+    }
+
+    /// Records, per data path, what holds its new data back now (`PathStats::limited`).
+    fn note_limits(&mut self, now: Instant) {
+        use crate::path::Limit;
+        let unsent = self.tx.has_unsent();
+        let flight = self.tx.flight_total(&self.paths);
+        for i in 0..self.paths.len() {
+            let id = PathId(i as u16);
+            let limit = if !self.may_send_new_data() || !self.new_data_allowed_on(id) {
+                None
+            } else if !unsent {
+                Some(if self.tx.want_writable {
+                    Limit::SendBuffer
+                } else {
+                    Limit::Application
+                })
+            } else {
+                let p = &self.paths[i];
+                if p.flight_size >= p.cc.window() {
+                    Some(Limit::Cwnd)
+                } else if flight > 0 && self.tx.peer_rwnd < p.mtu {
+                    Some(Limit::PeerWindow)
+                } else {
+                    None
+                }
+            };
+            self.paths[i].set_limit(now, limit);
         }
     }
 
