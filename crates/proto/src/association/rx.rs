@@ -27,6 +27,9 @@ struct UserChunk {
     stream_id: u16,
     immediate: bool,
     len: usize,
+    /// The message it belongs to: SSN (DATA) or MID (I-DATA), for NR-SACK's Delivered
+    /// policy; `None` for an unordered chunk (delivered when whole, never held back).
+    ordered_msg: Option<u32>,
 }
 
 /// What [`Association::admit_user_chunk`] decided.
@@ -90,6 +93,7 @@ impl Association {
             stream_id: d.stream_id,
             immediate: d.immediate,
             len: d.user_data.len(),
+            ordered_msg: (!d.unordered).then_some(u32::from(d.ssn)),
         };
         let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head) {
             Admit::Aborted => return false,
@@ -100,14 +104,6 @@ impl Association {
                 had_gaps,
             } => (compact, cum, had_gaps),
         };
-        if self.features.nr_sack
-            && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
-            && !d.unordered
-        {
-            self.sack
-                .undelivered
-                .insert(d.tsn, d.stream_id, u32::from(d.ssn));
-        }
         self.reasm.insert(
             Fragment {
                 tsn: d.tsn,
@@ -133,6 +129,7 @@ impl Association {
             stream_id: d.stream_id,
             immediate: d.immediate,
             len: d.user_data.len(),
+            ordered_msg: (!d.unordered).then_some(d.mid),
         };
         let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head) {
             Admit::Aborted => return false,
@@ -143,12 +140,6 @@ impl Association {
                 had_gaps,
             } => (compact, cum, had_gaps),
         };
-        if self.features.nr_sack
-            && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
-            && !d.unordered
-        {
-            self.sack.undelivered.insert(d.tsn, d.stream_id, d.mid);
-        }
         self.reasm.insert_interleaved(
             IFragment {
                 stream_id: d.stream_id,
@@ -214,6 +205,12 @@ impl Association {
         self.tsn_map.insert(tsn);
         // The next SACK advertises a grown window, if this chunk ended a round.
         self.bufs.on_received(d.len);
+        if let Some(msg) = d.ordered_msg
+            && self.features.nr_sack
+            && self.cfg.nr_sack_policy == NrSackPolicy::Delivered
+        {
+            self.sack.undelivered.insert(tsn, d.stream_id, msg);
+        }
         // A payload much smaller than its datagram is copied if it is held as it is, so held
         // memory stays within twice the bytes charged to the window.
         let compact = d.len < COPY_BELOW || d.len * 2 < self.rx_datagram_len;
