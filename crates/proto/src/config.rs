@@ -227,7 +227,7 @@ pub struct AssociationConfig {
     pub stream_buffer_low: usize,
     /// Duplicate TSNs reported in one SACK at most.
     pub max_dup_tsns: usize,
-    /// Gap ack blocks reported in one SACK at most.
+    /// Gap ack blocks reported in one SACK at most; fewer when the path MTU holds fewer.
     pub max_gap_blocks: usize,
     /// Concurrent Multipath Transfer: new data on every active path with cwnd room
     /// (Iyengar et al.); `None`: new data on the primary path only (RFC 9260).
@@ -333,7 +333,7 @@ impl Default for AssociationConfig {
             pr_sctp: true,
             stream_buffer_low: 0,
             max_dup_tsns: 16,
-            max_gap_blocks: 64,
+            max_gap_blocks: 1024,
             cmt: None,
             cc: CongestionControl::Reno,
             rtx_policy: RtxPolicy::default(),

@@ -144,7 +144,10 @@ impl Association {
     /// Appends the SACK if it fits (else it stays due for the next packet).
     fn write_sack(&mut self, now: Instant, path: PathId, buf: &mut Vec<u8>, room: &mut usize) {
         let before = buf.len();
-        let sack = self.make_sack();
+        // The smallest path MTU sizes the SACK, so the blocks it reports do not shrink with the
+        // path it leaves on (a block dropped later reads as reneging, RFC 9260 §6.2.1).
+        let mtu = self.paths.iter().map(|p| p.mtu).min().unwrap_or(1200);
+        let sack = self.make_sack(mtu.saturating_sub(COMMON_HEADER_LEN + self.tx_ts_len()));
         if self.ls() {
             // LS-SCTP: the SACK's cumulative ack and window go out in one LS-SACK per path.
             let (cum, a_rwnd) = match &sack {

@@ -317,13 +317,22 @@ impl Association {
         self.sack.due || (sending_anyway && self.timers.is_running(Timer::DelayedSack))
     }
 
-    /// Builds the SACK and resets the delayed-ack state.
-    pub(super) fn make_sack(&mut self) -> Chunk {
-        let mut gap_blocks: Vec<GapAckBlock> = Vec::new();
-        self.tsn_map
-            .gap_blocks(self.cfg.max_gap_blocks, &mut gap_blocks);
+    /// Builds the SACK, with as many gap blocks as fit in `room` bytes (up to
+    /// `max_gap_blocks`), and resets the delayed-ack state.
+    pub(super) fn make_sack(&mut self, room: usize) -> Chunk {
         let mut dup_tsns = Vec::new();
         self.tsn_map.take_duplicates(&mut dup_tsns);
+        // RFC 9260 §3.3.4: the SACK must fit in one packet; after a burst of losses on a long
+        // fat path every hole it reports is one the sender can repair this round trip.
+        let (header, lists) = if self.features.nr_sack {
+            (20, 2)
+        } else {
+            (16, 1)
+        };
+        let entries = (room.saturating_sub(header) / 4).saturating_sub(dup_tsns.len());
+        let max_blocks = self.cfg.max_gap_blocks.min(entries / lists);
+        let mut gap_blocks: Vec<GapAckBlock> = Vec::new();
+        self.tsn_map.gap_blocks(max_blocks, &mut gap_blocks);
         let a_rwnd = self.local_rwnd();
         self.sack.due = false;
         self.timers.set(Timer::DelayedSack, None);
@@ -356,8 +365,7 @@ impl Association {
                             reasm.next_ssn(s).is_none_or(|n| ssn_lt(seq as u16, n))
                         }
                     });
-                    let max = self.cfg.max_gap_blocks;
-                    self.sack.undelivered.subtract(cum, &gap_blocks, max)
+                    self.sack.undelivered.subtract(cum, &gap_blocks, max_blocks)
                 }
             };
             return Chunk::NrSack(braid_wire::chunk::NrSack {
