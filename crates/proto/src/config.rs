@@ -335,7 +335,7 @@ impl Default for AssociationConfig {
             max_dup_tsns: 16,
             max_gap_blocks: 1024,
             cmt: None,
-            cc: CongestionControl::Reno,
+            cc: CongestionControl::Cubic,
             rtx_policy: RtxPolicy::default(),
             nr_sack: true,
             nr_sack_policy: NrSackPolicy::Received,

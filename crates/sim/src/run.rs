@@ -493,6 +493,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
             .unwrap_or(s.paths.first().map_or(d.path_mtu, |p| p.mtu)),
         plpmtud: a.plpmtud.unwrap_or(d.plpmtud),
         pacing: a.pacing.unwrap_or(d.pacing),
+        max_gap_blocks: a.max_gap_blocks.unwrap_or(d.max_gap_blocks),
         pmtu_raise_interval: a.pmtu_raise_interval.map_or(d.pmtu_raise_interval, |t| t.0),
         pmtu_max_probes: a.pmtu_max_probes.unwrap_or(d.pmtu_max_probes),
         udp_encapsulation: s.udp,

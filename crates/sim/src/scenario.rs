@@ -442,6 +442,9 @@ pub struct AssociationSpec {
     pub plpmtud: Option<bool>,
     /// Pace each path's new DATA (issue 17; default off).
     pub pacing: Option<bool>,
+    /// Gap ack blocks one SACK reports at most (default 1024; fewer when the smallest path
+    /// MTU holds fewer).
+    pub max_gap_blocks: Option<usize>,
     /// The path MTU the association assumes (without PLPMTUD) or searches up to (with it),
     /// in bytes of IP packet. Unset: the first path's `mtu`.
     pub path_mtu: Option<usize>,
