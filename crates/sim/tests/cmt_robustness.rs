@@ -229,3 +229,44 @@ fn cmt_fails_over_within_about_one_rto_per_cut() {
     );
     assert!(g > 130.0, "goodput {g:.1} Mbit/s");
 }
+
+/// Issue 17 (found by the long-fat CMT grid): two 500 Mbit/s paths at 50 and 100 ms, CUBIC
+/// overshooting both BDP-sized queues. The chunk holding the cumulative ack back was marked
+/// for retransmission on a path whose window stayed full (its flight was chunks the peer
+/// held beyond the SACK's gap blocks), while the other path's T3 freed room that went to new
+/// data: 0 Mbit/s. RFC 9260 §6.1 rule C puts it first on the path that has room.
+#[test]
+fn cmt_retransmits_the_chunk_holding_the_cumulative_ack_on_a_path_with_room() {
+    let m = run(
+        r#"
+name = "cmt-long-fat"
+duration = "20s"
+warmup = "5s"
+
+[association]
+cmt = true
+cc = "cubic"
+
+[[path]]
+name = "A"
+rate = "500Mbit/s"
+delay = "25ms"
+queue = 2083
+
+[[path]]
+name = "B"
+rate = "500Mbit/s"
+delay = "50ms"
+queue = 4166
+
+[[traffic]]
+kind = "saturated"
+streams = 1
+message_size = 1452
+"#,
+        0,
+    );
+    let g = m["goodput_mbps"];
+    eprintln!("goodput {g:.1} Mbit/s");
+    assert!(g > 200.0, "goodput {g:.1} Mbit/s");
+}

@@ -113,10 +113,46 @@ impl Association {
         p.flight_size < p.cc.window() || p.rtx_cwnd_exempt
     }
 
+    /// Whether the chunk that holds the cumulative ack back waits for retransmission on
+    /// another path with no cwnd room while `path` has room and nothing of its own to
+    /// retransmit. RFC 9260 §6.1 rule C puts retransmissions before new data; under CMT a
+    /// path could otherwise send new data the peer cannot deliver while the hole waits.
+    pub(crate) fn stranded_head_for(&self, path: PathId) -> bool {
+        if self.tx.tally.marked == 0 || self.paths.len() == 1 || self.ls() {
+            return false;
+        }
+        let Some(head) = self.tx.outstanding.front() else {
+            return false;
+        };
+        matches!(head.state, ChunkState::Marked(_))
+            && head.path != path
+            && !self.may_retransmit_on(head.path)
+            && self.rtx_marked_empty(path)
+            && self.may_retransmit_on(path)
+            && self.usable_for_data(path)
+            && !self.paths[path.0 as usize].forbidden
+    }
+
+    fn rtx_marked_empty(&self, path: PathId) -> bool {
+        self.paths[path.0 as usize].rtx_marked.is_empty()
+    }
+
+    /// Moves the chunk holding the cumulative ack back to `path` (see
+    /// [`Self::stranded_head_for`]).
+    fn take_stranded_head(&mut self, path: PathId) {
+        let tx = &mut self.tx;
+        if let Some(head) = tx.outstanding.front_mut() {
+            head.retarget(path, &mut self.paths, &mut tx.tally);
+        }
+    }
+
     /// Whether `poll_transmit` has DATA it could put on `path` now.
     pub(crate) fn has_data_to_send(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
         if p.psn.copy_of.is_some() {
+            return true;
+        }
+        if self.stranded_head_for(path) {
             return true;
         }
         let rtx_here = self.rtx_waiting_on(path);
@@ -204,6 +240,9 @@ impl Association {
     ) -> bool {
         // LS-SCTP timeout handling: the copy probing this path goes first (002_*.txt §4.3).
         let probe = self.write_probe_copy(now, path, buf, room);
+        if self.stranded_head_for(path) {
+            self.take_stranded_head(path);
+        }
         // Retransmissions have priority (RFC 9260 §6.1 rule C, §7.2.4 step 3).
         let (mut wrote, rtx_left) = self.write_retransmissions(now, path, buf, room);
         wrote |= probe;
