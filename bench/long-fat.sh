@@ -11,6 +11,9 @@
 #
 # A controller name with "+pacing" (e.g. cubic+pacing) also turns pacing on.
 #
+# PATHS=2: the CMT variant, two 500 Mbit/s paths, A with the grid's RTT and B with
+# RTT_RATIO (default 2) times it, each with a queue of its own BDP, CMT on (its defaults).
+#
 # Env: RTTS (ms), LOSSES (rates), CCS, SEEDS, DURATION, WARMUP, OUT (keeps the campaigns),
 # BRAID (default target/release/braid; cargo build --release -p braid-cli first).
 set -euo pipefail
@@ -23,6 +26,8 @@ SEEDS="${SEEDS:-2}"
 DURATION="${DURATION:-20s}"
 WARMUP="${WARMUP:-5s}"
 OUT="${OUT:-$(mktemp -d)}"
+PATHS="${PATHS:-1}"
+RTT_RATIO="${RTT_RATIO:-2}"
 [ -x "$BRAID" ] || { echo "long-fat: $BRAID not found (build it first)" >&2; exit 1; }
 mkdir -p "$OUT"
 
@@ -30,29 +35,57 @@ mkdir -p "$OUT"
 # packets (SCTP common 12 + DATA 16 + UDP 8 + IPv4 20 bytes of headers).
 PAYLOAD_RATE=$(python3 -c 'print(1000 * 1452 / 1500)')
 
-echo "| RTT (ms) | loss | cc | goodput (Mbit/s) | of payload rate | recv window (MiB) | send buffer (MiB) | retransmissions |"
+[ "$PATHS" = 2 ] && RTT_HEAD="RTT A / B (ms)" || RTT_HEAD="RTT (ms)"
+echo "| $RTT_HEAD | loss | cc | goodput (Mbit/s) | of payload rate | recv window (MiB) | send buffer (MiB) | retransmissions |"
 echo "|---:|---:|---|---:|---:|---:|---:|---:|"
 for rtt in $RTTS; do
-  # One BDP of 1500-byte packets: 1 Gbit/s x RTT / 12000 bits.
-  queue=$((rtt * 1000000 / 12000))
-  one_way=$(python3 -c "print($rtt / 2)")
+  # One BDP of 1500-byte packets: rate x RTT / 12000 bits.
+  if [ "$PATHS" = 2 ]; then
+    rtt_b=$(python3 -c "print(round($rtt * $RTT_RATIO))")
+    label="$rtt / $rtt_b"
+    paths=$(cat <<EOP
+[[path]]
+name = "A"
+rate = "500Mbit/s"
+delay = "$(python3 -c "print($rtt / 2)")ms"
+queue = $((rtt * 500000 / 12000))
+loss = LOSS
+
+[[path]]
+name = "B"
+rate = "500Mbit/s"
+delay = "$(python3 -c "print($rtt_b / 2)")ms"
+queue = $((rtt_b * 500000 / 12000))
+loss = LOSS
+EOP
+)
+    cmt="cmt = true"
+  else
+    label="$rtt"
+    paths=$(cat <<EOP
+[[path]]
+name = "A"
+rate = "1Gbit/s"
+delay = "$(python3 -c "print($rtt / 2)")ms"
+queue = $((rtt * 1000000 / 12000))
+loss = LOSS
+EOP
+)
+    cmt=""
+  fi
   for loss in $LOSSES; do
     for cc in $CCS; do
-      name="rtt${rtt}-loss${loss}-${cc}"
+      name="rtt${rtt}-paths${PATHS}-loss${loss}-${cc}"
       cat >"$OUT/$name.toml" <<EOF
-name = "long fat path, $rtt ms, loss $loss, $cc"
+name = "long fat path, $label ms, loss $loss, $cc"
 duration = "$DURATION"
 warmup = "$WARMUP"
 seeds = $SEEDS
 
-[[path]]
-name = "A"
-rate = "1Gbit/s"
-delay = "${one_way}ms"
-queue = $queue
-loss = $loss
+${paths//LOSS/$loss}
 
 [association]
+$cmt
 cc = "${cc%+pacing}"
 pacing = $([ "${cc%+pacing}" != "$cc" ] && echo true || echo false)
 
@@ -62,7 +95,7 @@ streams = 1
 message_size = 1452
 EOF
       "$BRAID" sim run "$OUT/$name.toml" --out "$OUT/$name" >/dev/null
-      python3 - "$OUT/$name/summary.json" "$rtt" "$loss" "$cc" "$PAYLOAD_RATE" <<'EOF'
+      python3 - "$OUT/$name/summary.json" "$label" "$loss" "$cc" "$PAYLOAD_RATE" <<'EOF'
 import json, sys
 path, rtt, loss, cc, rate = sys.argv[1:]
 s = json.load(open(path))
