@@ -178,6 +178,13 @@ pub(crate) enum Recovery {
         /// Highest TSN outstanding (on the path, under CMT) when recovery began.
         exit: u32,
     },
+    /// Slow start after T3-rtx (RFC 9260 §6.3.3): chunks outstanding at the timeout belong
+    /// to the loss episode it answered, so their fast retransmits cut cwnd no further until
+    /// the path's data up to `recover` is acknowledged (RFC 6582 §3.2 step 1, for SCTP).
+    AfterTimeout {
+        /// Highest TSN outstanding (on the path, under CMT) at the timeout.
+        recover: u32,
+    },
 }
 
 /// State of one path.

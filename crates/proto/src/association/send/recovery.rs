@@ -60,17 +60,7 @@ impl Association {
                     paths: &self.cc_scratch,
                     me: pid,
                 });
-                let last = self.tx.next_tsn.wrapping_sub(1);
-                let exit = if cmt {
-                    self.tx
-                        .outstanding
-                        .iter()
-                        .rev()
-                        .find(|o| o.path == from)
-                        .map_or(last, |o| o.tsn)
-                } else {
-                    last
-                };
+                let exit = self.highest_outstanding_on(from, cmt);
                 self.paths[pid].recovery = Recovery::Fast { exit };
                 self.trace_window(now, from, before, WindowCause::FastRetransmit);
             }
@@ -93,6 +83,17 @@ impl Association {
         }
     }
 
+    /// The highest TSN outstanding: on `path` under CMT (its own data is its window), else
+    /// the highest sent.
+    fn highest_outstanding_on(&self, path: PathId, cmt: bool) -> u32 {
+        let last = self.tx.next_tsn.wrapping_sub(1);
+        if !cmt {
+            return last;
+        }
+        let mut live = self.tx.outstanding.iter().rev();
+        live.find(|o| o.path == path).map_or(last, |o| o.tsn)
+    }
+
     /// T3-rtx expired on `path` (RFC 9260 §6.3.3).
     pub(crate) fn on_t3_expiry(&mut self, now: Instant, path: PathId) {
         let pi = path.0 as usize;
@@ -108,7 +109,10 @@ impl Association {
             me: pi,
         });
         p.rtt.backoff();
-        p.recovery = Recovery::Open;
+        let cmt = self.multipath_cfg().is_some() && self.paths.len() > 1;
+        let recover = self.highest_outstanding_on(path, cmt);
+        let p = &mut self.paths[pi];
+        p.recovery = Recovery::AfterTimeout { recover };
         p.rtt_probe = None;
         // RFC 8899 §4.3: lost data may mean the PMTU shrank without an ICMP.
         self.pmtu_data_timeout(now, path);

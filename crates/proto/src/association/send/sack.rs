@@ -341,18 +341,26 @@ impl Association {
     ) {
         let cuc = cmt && self.multipath_cfg().is_some_and(|c| c.cuc);
         let p = &mut self.paths[i];
+        // Recovery ends once the path's data up to its exit point is in.
+        let passed = |exit: u32| {
+            if cmt {
+                lowest.is_none_or(|lo| tsn_gt(lo, exit))
+            } else {
+                tsn_ge(cum, exit)
+            }
+        };
         match p.recovery {
             Recovery::Fast { exit } => {
-                let done = if cmt {
-                    lowest.is_none_or(|lo| tsn_gt(lo, exit))
-                } else {
-                    tsn_ge(cum, exit)
-                };
-                if done {
+                if passed(exit) {
                     p.recovery = Recovery::Open;
                 }
             }
-            Recovery::Open => {
+            Recovery::Open | Recovery::AfterTimeout { .. } => {
+                if let Recovery::AfterTimeout { recover } = p.recovery
+                    && passed(recover)
+                {
+                    p.recovery = Recovery::Open;
+                }
                 if (cuc && advanced) || (!cuc && ack.cum_advanced) {
                     p.cc.on_ack(ctx, ack.on[i], ack.flight_before[i]);
                 }

@@ -77,7 +77,10 @@ impl Association {
         let dac = cmt && self.multipath_cfg().is_some_and(|c| c.dac);
         // §7.2.4 (1): below the highest TSN newly acked (HTNA); in fast recovery a SACK that
         // moves the cumulative ack counts every hole below the highest TSN acked.
-        let in_recovery = self.paths.iter().any(|p| p.recovery != Recovery::Open);
+        let in_recovery = self
+            .paths
+            .iter()
+            .any(|p| matches!(p.recovery, Recovery::Fast { .. }));
         let limit = if cum_advanced && in_recovery {
             d.highest_acked
         } else {
