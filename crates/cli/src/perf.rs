@@ -99,9 +99,9 @@ pub(crate) struct ServerArgs {
     /// a client's Eifel signals whatever this says.
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
-    /// Congestion control of what the server sends (--echo): reno (RFC 9260, the
-    /// default) or cubic (RFC 9438 with HyStart++).
-    #[arg(long, default_value = "reno")]
+    /// Congestion control of what the server sends (--echo): cubic (RFC 9438 with
+    /// HyStart++, the default) or reno (RFC 9260).
+    #[arg(long, default_value = "cubic")]
     cc: braid_net::CongestionControl,
     /// Pace what the server sends (--echo) at 2 (slow start) or 1.25 times cwnd/srtt.
     #[arg(long)]
@@ -172,9 +172,9 @@ pub(crate) struct ClientArgs {
     /// offers Eifel-Supported (braid does); otherwise DupTSN runs.
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
-    /// Congestion control per path: reno (RFC 9260, the default), cubic (RFC 9438 with
-    /// HyStart++), or the coupled cmt-rpv1, cmt-rpv2, lia.
-    #[arg(long, default_value = "reno")]
+    /// Congestion control per path: cubic (RFC 9438 with HyStart++, the default), reno
+    /// (RFC 9260), or the coupled cmt-rpv1, cmt-rpv2, lia.
+    #[arg(long, default_value = "cubic")]
     cc: braid_net::CongestionControl,
     /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt (issue 17).
     #[arg(long)]

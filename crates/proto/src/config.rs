@@ -232,7 +232,7 @@ pub struct AssociationConfig {
     /// Concurrent Multipath Transfer: new data on every active path with cwnd room
     /// (Iyengar et al.); `None`: new data on the primary path only (RFC 9260).
     pub cmt: Option<CmtConfig>,
-    /// Congestion control of every path.
+    /// Congestion control of every path (default CUBIC; each path runs its own under CMT).
     pub cc: CongestionControl,
     /// Retransmission path policy.
     pub rtx_policy: RtxPolicy,
@@ -335,7 +335,7 @@ impl Default for AssociationConfig {
             max_dup_tsns: 16,
             max_gap_blocks: 1024,
             cmt: None,
-            cc: CongestionControl::Cubic,
+            cc: CongestionControl::default(),
             rtx_policy: RtxPolicy::default(),
             nr_sack: true,
             nr_sack_policy: NrSackPolicy::Received,

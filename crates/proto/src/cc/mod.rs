@@ -32,7 +32,6 @@ use rpv2::Rpv2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CongestionControl {
     /// Independent per-path RFC 9260 §7.2 controllers.
-    #[default]
     Reno,
     /// CMT/RP version 1 (Dreibholz et al., AINA 2010): shares by ssthresh.
     CmtRpv1,
@@ -40,7 +39,9 @@ pub enum CongestionControl {
     CmtRpv2,
     /// Linked Increases (RFC 6356).
     Lia,
-    /// Independent per-path CUBIC (RFC 9438) with HyStart++ (RFC 9406).
+    /// Independent per-path CUBIC (RFC 9438) with HyStart++ (RFC 9406): the default, as it
+    /// fills long fat paths that Reno's linear growth takes minutes to open (issue 17).
+    #[default]
     Cubic,
 }
 
