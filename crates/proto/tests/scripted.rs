@@ -480,6 +480,45 @@ fn three_miss_indications_trigger_fast_retransmit_and_halve_cwnd() {
     assert_eq!(after.stats.timeouts, 0);
 }
 
+/// RFC 9260 §6.2.1 D iv: a TSN a gap block acknowledged and a later SACK does not (the peer
+/// reneged, or cut its SACK to fit a packet) is possibly missing: one miss indication and
+/// T3-rtx, not a retransmission at once (braid retransmitted it at once before).
+#[test]
+fn a_tsn_dropped_from_the_gap_blocks_counts_one_miss_and_is_not_resent_at_once() {
+    let mut s = Script::server(18);
+    s.establish_passive();
+    let mtu = s.assoc().paths()[0].mtu;
+    let full = mtu - 12 - 16;
+    for i in 0..4u32 {
+        s.app_send(0, &vec![i as u8; full]);
+    }
+    let tsns = drain_tsns(&mut s);
+    assert!(tsns.len() >= 4, "{tsns:?}");
+    let cum = tsns[0].wrapping_sub(1);
+    // tsns[1] and tsns[2] arrive; tsns[0] is missing.
+    s.advance(ms(10));
+    s.send_chunks(vec![sack(cum, BIG_WINDOW, &[(2, 3)])]);
+    let sent = drain_tsns(&mut s);
+    assert!(
+        !sent.contains(&tsns[1]) && !sent.contains(&tsns[0]),
+        "{sent:?}"
+    );
+    // The next SACK no longer reports tsns[1].
+    s.advance(ms(10));
+    s.send_chunks(vec![sack(cum, BIG_WINDOW, &[(3, 3)])]);
+    let sent = drain_tsns(&mut s);
+    assert!(!sent.contains(&tsns[1]), "resent at once: {sent:?}");
+    // It is outstanding again with one miss: a SACK above it adds the second, not the third.
+    s.advance(ms(10));
+    s.send_chunks(vec![sack(cum, BIG_WINDOW, &[(3, 4)])]);
+    let sent = drain_tsns(&mut s);
+    assert!(
+        !sent.contains(&tsns[1]),
+        "two misses are not three: {sent:?}"
+    );
+    assert!(s.assoc().paths()[0].flight_size >= 2 * full);
+}
+
 // ============================================================================ 9. zero window
 
 #[test]

@@ -15,7 +15,7 @@ use braid_wire::chunk::GapAckBlock;
 
 use super::loss::SackDigest;
 use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, tsn_offsets};
-use super::sent::{ChunkState, Mark, Sent, check_tally};
+use super::sent::{ChunkState, Sent, check_tally};
 use crate::WindowCause;
 use crate::association::Association;
 use crate::cc::{Controller, Ctx};
@@ -215,11 +215,15 @@ impl Association {
             let tx = &mut self.tx;
             let s = &mut tx.outstanding[off - 1];
             if s.state == ChunkState::GapAcked {
-                s.set_state(
-                    ChunkState::Marked(Mark::Reneged),
-                    &mut self.paths,
-                    &mut tx.tally,
-                );
+                // §6.2.1 D iv: possibly missing (reneged, or a SACK cut to fit its packet):
+                // one miss indication, and T3-rtx runs for its path, not a retransmission.
+                s.set_state(ChunkState::InFlight, &mut self.paths, &mut tx.tally);
+                s.misses = s.misses.saturating_add(1);
+                let path = s.path;
+                if !self.timers.is_running(Timer::T3(path)) {
+                    let rto = self.paths[path.0 as usize].rtt.rto();
+                    self.timers.set(Timer::T3(path), Some(now + rto));
+                }
             }
         }
         if let Some(&(_, e)) = blocks.last() {

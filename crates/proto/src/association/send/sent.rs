@@ -20,8 +20,6 @@ pub(crate) enum Mark {
     Fast,
     /// T3-rtx expired on its path (§6.3.3).
     Timeout,
-    /// Acknowledged in a gap block before and not any more (§6.2.1).
-    Reneged,
 }
 
 /// Where a chunk is in its life.
