@@ -161,7 +161,7 @@ fn two_fast_paths(cmt: bool, failures: &str) -> String {
         r#"
 name = "cmt-two-fast-paths"
 duration = "25s"
-warmup = "0s"
+warmup = "{warmup}"
 udp = true
 
 [association]
@@ -193,6 +193,9 @@ message_size = 1452
         } else {
             r#"failures = [{ from = "5s", to = "11s" }]"#.to_string()
         },
+        // The cuts are measured from 3 s: what slow start's first overshoot costs is not
+        // what the cut test is about.
+        warmup = if failures.is_empty() { "0s" } else { "3s" },
         db = if failures.is_empty() { "4ms" } else { "1ms" },
         qb = if failures.is_empty() { 60 } else { 170 },
         fb = if failures.is_empty() {
@@ -214,11 +217,18 @@ fn cmt_does_not_stall_when_the_receive_window_fills_behind_a_hole() {
     assert!(cmt > 1.6 * one, "CMT {cmt:.1} vs one path {one:.1} Mbit/s");
 }
 
-/// Path A is cut 5–11 s, then path B 11–17 s (both 1 ms, 170-packet queues). Each cut costs about one RTO under CMT: a
-/// dead path's T3 is not excused as a window probe, late acks of what it carried before do
-/// not revive it, and retransmissions stranded on it move once another path answers.
-/// Ideal (no detection time): (5 + 8) s at 193.6 and 12 s at 96.8 Mbit/s = 147 Mbit/s on
-/// average; 126.6 before the late-ack and stranded-retransmission fixes.
+/// Path A is cut 5–11 s, then path B 11–17 s (both 1 ms, 170-packet queues), measured from
+/// 3 s. Each cut costs about one RTO under CMT: a dead path's T3 is not excused as a window
+/// probe, late acks of what it carried before do not revive it, and retransmissions
+/// stranded on it move once another path answers. Ideal (no detection time): (2 + 8) s at
+/// 193.6 and 12 s at 96.8 Mbit/s = 140.8 Mbit/s on average. The bound allows the cuts 425
+/// Mbit (4.4 s of one path), what the bound of 130 allowed over the whole 25 s before
+/// issue 17: the failover was 126.6 over 25 s before the late-ack and stranded-
+/// retransmission fixes (~510 Mbit lost), 133.0 after, and now 126.1 from 3 s with
+/// MTU-sized SACKs or 64 gap blocks alike. Over the whole run MTU-sized SACKs cost one more
+/// RTO at the start: the slow-start overshoot's ~300 holes come in one SACK and their
+/// retransmissions, moved to path A, leave in a burst into A's full queue; one is lost again
+/// and only T3 finds it (RACK-TLP, `loss_detection = "rack"`, does not wait for T3).
 #[test]
 fn cmt_fails_over_within_about_one_rto_per_cut() {
     let m = run(&two_fast_paths(true, "cut"), 1);
@@ -227,7 +237,7 @@ fn cmt_fails_over_within_about_one_rto_per_cut() {
         "goodput with two cuts {g:.1} Mbit/s, lost/dup {:?}",
         m.get("app_lost_messages")
     );
-    assert!(g > 130.0, "goodput {g:.1} Mbit/s");
+    assert!(g > 140.8 - 425.0 / 22.0, "goodput {g:.1} Mbit/s");
 }
 
 /// Two 500 Mbit/s CMT paths with CUBIC, one-way delays `da`/`db`, BDP-sized queues.
