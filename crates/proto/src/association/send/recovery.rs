@@ -114,6 +114,7 @@ impl Association {
         let p = &mut self.paths[pi];
         p.recovery = Recovery::AfterTimeout { recover };
         p.rtt_probe = None;
+        self.rack_on_t3(path);
         // RFC 8899 §4.3: lost data may mean the PMTU shrank without an ICMP.
         self.pmtu_data_timeout(now, path);
         self.trace_window(now, path, before, WindowCause::Timeout);

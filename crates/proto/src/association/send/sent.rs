@@ -22,6 +22,8 @@ pub(crate) enum Mark {
     Timeout,
     /// Acknowledged in a gap block before and not any more (§6.2.1).
     Reneged,
+    /// Resent as a tail loss probe (RFC 8985 §7.3): not a loss signal.
+    Probe,
 }
 
 /// Where a chunk is in its life.
@@ -52,6 +54,9 @@ pub(crate) struct Sent {
     pub(crate) tsn: u32,
     /// TSN order without wrapping: the key of the per-path retransmission lists.
     pub(crate) seq: u64,
+    /// Transmission order: taken anew at every transmission (RACK's ordering, RFC 8985
+    /// §6.2, breaking ties of `sent_at`).
+    pub(crate) xmit: u64,
     pub(crate) stream: u16,
     pub(crate) ssn: u16,
     /// I-DATA message identifier (RFC 8260 §2.1), per stream and per ordered/unordered.
