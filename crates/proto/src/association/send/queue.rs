@@ -316,6 +316,7 @@ impl SendQueue {
                 epoch: 0,
                 expires: m.expires,
                 sent_at: now,
+                first_sent_at: now,
                 psn: 0,
             };
             m.fsn = m.fsn.wrapping_add(1);

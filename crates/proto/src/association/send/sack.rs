@@ -224,7 +224,9 @@ impl Association {
             ack.sample(now, s);
             ack.fresh |= s.fresh_ack_bit(&self.paths);
             if rack {
-                self.paths[s.path.0 as usize].rack.on_delivered(now, s);
+                let p = &mut self.paths[s.path.0 as usize];
+                let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
+                p.rack.on_delivered(now, s, bound);
             }
             s.set_state(ChunkState::GapAcked, &mut self.paths, &mut tx.tally);
             let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);

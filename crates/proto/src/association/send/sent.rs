@@ -85,6 +85,8 @@ pub(crate) struct Sent {
     /// When it was last sent: a first transmission's ack is an RTT sample for the
     /// controller (HyStart++, CUBIC), Karn's rule aside.
     pub(crate) sent_at: Instant,
+    /// When it was first sent (RACK: whether an ack may still be the original's).
+    pub(crate) first_sent_at: Instant,
     /// LS-SCTP: its PSN on `sent_on` (002_*.txt §4.2); 0 when not sent as LS-DATA.
     pub(crate) psn: u32,
 }

@@ -10,13 +10,16 @@
 //! * §6.2 step 2 (RACK_update): the most recently sent chunk a SACK delivered (newly
 //!   cumulatively or gap acknowledged) sets RACK.xmit_ts, its `xmit` and RACK.rtt; a
 //!   retransmission acknowledged sooner than min_RTT after it was sent is skipped (the ack
-//!   may be for an earlier copy).
+//!   may be for an earlier copy), and so is one whose first transmission is younger than
+//!   SRTT + 4·RTTVAR (braid's addition: SCTP has no timestamps to tell the copies apart).
 //! * §6.2 step 3 (reordering): a first transmission delivered below the highest TSN
 //!   already delivered on its path (RACK.fack) sets `reordering_seen`.
 //! * §6.2 step 4 (reo_wnd): min_RTT/4 bounded by SRTT; 0 while the path is in fast
 //!   recovery and no reordering was seen.
-//! * §6.2 step 5 (detect_loss): a chunk in flight on a path, sent before RACK.xmit_ts, is
-//!   lost once `sent_at + RACK.rtt + reo_wnd <= now`; otherwise the reorder timer
+//! * §6.2 step 5 (detect_loss): a chunk in flight on a path, sent before RACK.xmit_ts and
+//!   below the highest TSN the last SACK acknowledged, is lost once
+//!   `sent_at + RACK.rtt + reo_wnd <= now` (the TSN bound is braid's: a SACK truncated to
+//!   the blocks that fit in a packet does not report what arrived above them); otherwise the reorder timer
 //!   (`Timer::Rack`) is armed for the earliest such deadline and detection runs again then.
 //!   Lost chunks go through `fast_retransmit`, so recovery, congestion control and Eifel stay
 //!   one code path; unlike the three-miss rule, a lost retransmission can be found lost again.
@@ -73,8 +76,9 @@ pub(crate) struct RackState {
 }
 
 impl RackState {
-    /// RACK_update (§6.2 steps 2–3) for one chunk newly delivered by a SACK at `now`.
-    pub(crate) fn on_delivered(&mut self, now: Instant, s: &Sent) {
+    /// RACK_update (§6.2 steps 2–3) for one chunk newly delivered by a SACK at `now`;
+    /// `rtt_bound` is SRTT + 4·RTTVAR of its path, the longest plausible round trip.
+    pub(crate) fn on_delivered(&mut self, now: Instant, s: &Sent, rtt_bound: Option<Duration>) {
         let rtt = now.saturating_duration_since(s.sent_at);
         if s.tx_count == 1 {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -87,9 +91,17 @@ impl RackState {
             self.fack = Some(s.tsn);
         }
         // §6.2 step 2: the ack of a retransmission sooner than min_RTT is likely the
-        // original's.
-        if s.tx_count > 1 && self.min_rtt.is_none_or(|m| rtt < m) {
-            return;
+        // original's. Without timestamps that alone lets one spurious retransmission
+        // whose original is acked late (a queue builds) date RACK.xmit_ts to the copy and
+        // declare everything sent before it lost: so also the original must be older than
+        // the longest plausible round trip, else the ack may be its.
+        if s.tx_count > 1 {
+            let orig_age = now.saturating_duration_since(s.first_sent_at);
+            let ambiguous =
+                self.min_rtt.is_none_or(|m| rtt < m) || rtt_bound.is_none_or(|b| orig_age <= b);
+            if ambiguous {
+                return;
+            }
         }
         if self.xmit_ts.is_none() || s.xmit > self.end_xmit {
             self.xmit_ts = Some(s.sent_at);
@@ -118,7 +130,8 @@ impl Association {
     /// A SACK at `now` newly delivered `s` (cumulatively or in a gap block).
     pub(crate) fn rack_delivered(&mut self, now: Instant, s: &Sent) {
         if let Some(p) = self.paths.get_mut(s.path.0 as usize) {
-            p.rack.on_delivered(now, s);
+            let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
+            p.rack.on_delivered(now, s, bound);
         }
     }
 
@@ -143,9 +156,11 @@ impl Association {
             .collect();
         let mut earliest: Vec<Option<Instant>> = vec![None; npaths];
         let n = self.tx.outstanding.len();
-        // Only the holes between the last SACK's blocks can be in flight.
+        // Only the holes between the last SACK's blocks are judged: above its highest block
+        // a chunk may have arrived and not be reported (a SACK holds as many blocks as fit
+        // in a packet), so a later-sent chunk's delivery says nothing of it.
         let blocks = tsn_offsets(&self.tx.acked_ranges, self.tx.cum_ack, n);
-        let all = [(1, n)];
+        let all = [(1, blocks.last().map_or(0, |b| b.1))];
         let before = lost.len();
         for off in ranges_minus(&all, &blocks) {
             let s = &self.tx.outstanding[off - 1];
