@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use braid_proto::{AssociationConfig, CmtConfig, LossDetection};
-use braid_wire::chunk::Data;
+use braid_wire::chunk::{Data, Sack};
 use common::script::{Script, ms, quiet_config, sack, secs};
 use common::traffic::{Plan, transfer};
 use common::{Pair, Wire};
@@ -129,7 +129,8 @@ fn reordering_beyond_the_reordering_window_is_a_loss() {
 /// A tail loss (the last chunk of a burst, nothing sent after it): the probe timeout
 /// (RFC 8985 §7.2: 2·SRTT, plus the delayed-SACK time with one packet in flight) sends
 /// the last chunk again, and its SACK repairs the loss long before T3-rtx, without a
-/// timeout and without a cwnd cut.
+/// timeout. The probe's SACK reports no duplicate: the probe repaired a loss, and the
+/// window is cut as for a fast retransmit (§7.4).
 #[test]
 fn a_tail_loss_is_repaired_by_the_probe_well_before_the_rto() {
     let (mut s, full) = warmed_up(LossDetection::Rack, 3);
@@ -138,11 +139,13 @@ fn a_tail_loss_is_repaired_by_the_probe_well_before_the_rto() {
     let tail = tsns[2];
     s.advance(RTT);
     s.send_chunks(vec![sack(tsns[1], BIG_WINDOW, &[])]);
-    let cwnd = s.assoc().paths()[0].cwnd;
+    let before = s.assoc().paths()[0].clone();
     let probe = s.expect();
     assert_eq!(probe.tsns(), vec![tail], "{}", probe.describe());
     // The PTO was armed by the SACK at t0 + RTT: 2·SRTT + sack_delay (200 ms).
     probe.assert_at(t0 + RTT + 2 * RTT + ms(200), ms(1));
+    let p = s.assoc().paths()[0].clone();
+    assert_eq!(p.ssthresh, before.ssthresh, "sending a probe cuts nothing");
     s.advance(RTT);
     s.send_chunks(vec![sack(tail, BIG_WINDOW, &[])]);
     let repaired = s.t() - t0;
@@ -155,7 +158,36 @@ fn a_tail_loss_is_repaired_by_the_probe_well_before_the_rto() {
     assert_eq!(p.stats.tail_loss_probes, 1);
     assert_eq!(p.stats.timeouts, 0);
     assert_eq!(p.stats.fast_retransmissions, 0);
-    assert_eq!(p.cwnd, cwnd, "a probe is not a loss signal");
+    assert!(
+        p.ssthresh < before.ssthresh,
+        "the repaired loss is answered"
+    );
+    s.expect_nothing_for(secs(5));
+}
+
+/// The same probe, but only the SACK was late: the probe's SACK reports the chunk as a
+/// duplicate (SCTP's DSACK), so the probe repaired nothing and the window stays (§7.4).
+#[test]
+fn a_probe_reported_as_a_duplicate_leaves_the_window_alone() {
+    let (mut s, full) = warmed_up(LossDetection::Rack, 3);
+    let tsns = burst(&mut s, full, 3);
+    let tail = tsns[2];
+    s.advance(RTT);
+    s.send_chunks(vec![sack(tsns[1], BIG_WINDOW, &[])]);
+    let before = s.assoc().paths()[0].clone();
+    let probe = s.expect();
+    assert_eq!(probe.tsns(), vec![tail], "{}", probe.describe());
+    s.advance(RTT);
+    let dup = Sack {
+        cum_tsn_ack: tail,
+        a_rwnd: BIG_WINDOW,
+        gap_blocks: vec![],
+        dup_tsns: vec![tail],
+    };
+    s.send_chunks(vec![dup.into()]);
+    let p = s.assoc().paths()[0].clone();
+    assert_eq!(p.stats.tail_loss_probes, 1);
+    assert_eq!((p.cwnd, p.ssthresh), (before.cwnd, before.ssthresh));
     s.expect_nothing_for(secs(5));
 }
 
@@ -299,4 +331,28 @@ fn rack_under_cmt_transfers_exactly_once_over_two_lossy_paths() {
     let a = p.client.association(c).unwrap();
     let fr: u64 = a.paths().iter().map(|x| x.stats.fast_retransmissions).sum();
     assert!(fr > 10, "{:?}", a.paths());
+}
+
+/// A duplicate TSN report (SCTP's DSACK: a retransmission was spurious) widens the
+/// reordering window to 2·min_RTT/4 (RFC 8985 §6.2 step 4): A arriving 20 ms after the
+/// chunks sent after it, which `reordering_beyond_the_reordering_window_is_a_loss` takes
+/// for a loss, is now waited for.
+#[test]
+fn a_duplicate_report_widens_the_reordering_window() {
+    let (mut s, full) = warmed_up(LossDetection::Rack, 6);
+    let tsns = burst(&mut s, full, 3);
+    let first = tsns[0];
+    let dup = Sack {
+        cum_tsn_ack: first.wrapping_sub(1),
+        a_rwnd: BIG_WINDOW,
+        gap_blocks: vec![],
+        dup_tsns: vec![first.wrapping_sub(1)],
+    };
+    s.send_chunks(vec![dup.into()]);
+    s.advance(RTT);
+    s.send_chunks(vec![sack(first.wrapping_sub(1), BIG_WINDOW, &[(2, 3)])]);
+    s.advance(ms(20));
+    s.send_chunks(vec![sack(tsns[2], BIG_WINDOW, &[])]);
+    s.expect_nothing_for(secs(5));
+    assert_eq!(s.assoc().paths()[0].stats.retransmissions, 0);
 }

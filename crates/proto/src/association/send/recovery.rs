@@ -53,6 +53,7 @@ impl Association {
             self.paths[pid].stats.fast_retransmissions += 1;
             self.paths[pid].lost_chunks += 1;
             if self.paths[pid].recovery == Recovery::Open {
+                self.paths[pid].rack.on_recovery_start();
                 let flight = self.paths[pid].flight_size + self.tx.outstanding[i].data.len();
                 self.spurious_episode_start(now, from, Trigger::FastRetransmit, flight);
                 let before = self.window_of(from);

@@ -116,6 +116,10 @@ impl Association {
         if !lost.is_empty() {
             self.fast_retransmit(now, &lost, cmt);
         }
+        if self.rack_on() {
+            // RFC 8985 §7.4: did a probe repair a loss?
+            self.rack_probe_outcome(now, cmt);
+        }
         let pseudo_after = if cmt {
             self.pseudo_cumacks()
         } else {

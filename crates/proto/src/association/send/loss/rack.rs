@@ -14,8 +14,10 @@
 //!   SRTT + 4·RTTVAR (braid's addition: SCTP has no timestamps to tell the copies apart).
 //! * §6.2 step 3 (reordering): a first transmission delivered below the highest TSN
 //!   already delivered on its path (RACK.fack) sets `reordering_seen`.
-//! * §6.2 step 4 (reo_wnd): min_RTT/4 bounded by SRTT; 0 while the path is in fast
-//!   recovery and no reordering was seen.
+//! * §6.2 step 4 (reo_wnd): min_RTT/4 times reo_wnd_mult, bounded by SRTT; 0 while the
+//!   path is in fast recovery and no reordering was seen. SCTP's duplicate TSN reports
+//!   serve as DSACK: the multiplier grows by one per round trip with one, and falls back
+//!   to 1 after 16 recoveries without.
 //! * §6.2 step 5 (detect_loss): a chunk in flight on a path, sent before RACK.xmit_ts and
 //!   below the highest TSN the last SACK acknowledged, is lost once
 //!   `sent_at + RACK.rtt + reo_wnd <= now` (the TSN bound is braid's: a SACK truncated to
@@ -30,12 +32,14 @@
 //!   else the highest-TSN chunk in flight on the path (`Mark::Probe`); T3-rtx restarts one
 //!   RTO after it. One probe per path until a SACK acknowledges data there; none after
 //!   T3-rtx until a SACK acknowledges data (RTO recovery).
+//! * §7.4 (TLP loss detection): a probe that resent a chunk and whose SACK acknowledges it
+//!   without a duplicate report (and not sooner than min_RTT after the probe) repaired a
+//!   loss: one cwnd cut and fast recovery, as for a fast retransmit. A loss the probe's
+//!   SACK reveals below it is found by RACK and answered the same way.
 //!
-//! Simplified: no DSACK-driven growth of reo_wnd (§6.2 step 4's reo_wnd_mult; SCTP's
-//! duplicate TSN reports could serve), no §7.4 congestion response when a probe
-//! retransmission turns out to have repaired a loss (the tail is repaired without a cwnd
-//! cut; a loss the probe reveals is still answered by the normal fast-retransmit response),
-//! no RACK in T3 (RTO) recovery: T3 still marks everything outstanding on its path. Three
+//! Simplified: duplicate reports are not traced to the path they concern (every path's
+//! reo_wnd grows), the probe's outcome is judged by duplicate reports alone (no
+//! timestamps), no RACK in T3 (RTO) recovery: T3 still marks everything outstanding on its path. Three
 //! miss indications (RFC 9260 §7.2.4) still declare a loss as well (RFC 8985 §7.4 allows
 //! DupThresh as a fallback).
 
@@ -44,9 +48,10 @@ use std::time::Duration;
 use super::super::ranges::{ranges_minus, tsn_offsets};
 use super::super::sent::{ChunkState, Mark, Sent, check_tally};
 use crate::association::Association;
+use crate::cc::Controller;
 use crate::config::LossDetection;
 use crate::path::{PathId, PathState, Recovery};
-use crate::serial::tsn_lt;
+use crate::serial::{tsn_ge, tsn_le, tsn_lt};
 use crate::time::Instant;
 use crate::timer::Timer;
 
@@ -73,6 +78,16 @@ pub(crate) struct RackState {
     /// The next packet on the path is the probe: one packet of new data ignores cwnd,
     /// Max.Burst and pacing.
     pub(crate) probe_new: bool,
+    /// TLP.is_retrans and TLP.end_seq (§7.4): the TSN the probe resent, when, and whether
+    /// a duplicate report of it came back (then the original had arrived too).
+    probe_rtx: Option<(u32, Instant, bool)>,
+    /// RACK.reo_wnd_mult (§6.2 step 4), 0 meaning 1: one more per round trip in which a
+    /// SACK reported duplicate TSNs (SCTP's DSACK).
+    reo_wnd_mult: u32,
+    /// RACK.reo_wnd_persist: recoveries left before the multiplier falls back to 1.
+    reo_wnd_persist: u8,
+    /// RACK.dsack_round: the multiplier grows again once the cumulative ack passes this.
+    dsack_round: Option<u32>,
 }
 
 impl RackState {
@@ -116,8 +131,19 @@ impl RackState {
         if in_recovery && !self.reordering_seen {
             return Duration::ZERO;
         }
-        let w = self.min_rtt.unwrap_or_default() / 4;
+        let w = self.min_rtt.unwrap_or_default() / 4 * self.reo_wnd_mult.max(1);
         srtt.map_or(w, |s| w.min(s))
+    }
+
+    /// A loss recovery starts on the path: after 16 without a duplicate report the
+    /// reordering window is back to min_RTT/4 (§6.2 step 4).
+    pub(crate) fn on_recovery_start(&mut self) {
+        if self.reo_wnd_persist > 0 {
+            self.reo_wnd_persist -= 1;
+            if self.reo_wnd_persist == 0 {
+                self.reo_wnd_mult = 1;
+            }
+        }
     }
 }
 
@@ -194,6 +220,76 @@ impl Association {
         if lost.len() > before {
             lost.sort_unstable_by_key(|&(i, _)| i);
             lost.dedup_by_key(|&mut (i, _)| i);
+        }
+    }
+
+    /// A SACK reported these duplicate TSNs (RFC 9260 §6.2), SCTP's DSACK: a copy arrived
+    /// twice, so a retransmission was spurious. The reordering window grows by min_RTT/4,
+    /// once per round trip (§6.2 step 4; the TSN is not traced to a path: every path's
+    /// window grows), and a probe's retransmission reported twice repaired nothing (§7.4).
+    pub(crate) fn rack_note_duplicates(&mut self, dups: &[u32]) {
+        if !self.rack_on() || dups.is_empty() {
+            return;
+        }
+        let (cum, next) = (self.tx.cum_ack, self.tx.next_tsn);
+        for p in &mut self.paths {
+            let r = &mut p.rack;
+            if let Some((tsn, _, dup)) = &mut r.probe_rtx
+                && dups.contains(tsn)
+            {
+                *dup = true;
+            }
+            if r.dsack_round.is_none_or(|d| tsn_ge(cum, d)) {
+                r.reo_wnd_mult = r.reo_wnd_mult.max(1).saturating_add(1);
+                r.reo_wnd_persist = 16;
+                r.dsack_round = Some(next);
+            }
+        }
+    }
+
+    /// After a SACK's acks (§7.4): if it acknowledged the chunk a probe resent, without a
+    /// duplicate report of it and not sooner than min_RTT after the probe (the ack is the
+    /// probe's, not a late one of the original), the probe repaired a loss: the path gets
+    /// the congestion response of a fast retransmit (one cut, fast recovery).
+    pub(crate) fn rack_probe_outcome(&mut self, now: Instant, cmt: bool) {
+        let cum = self.tx.cum_ack;
+        for i in 0..self.paths.len() {
+            let Some((tsn, at, dup)) = self.paths[i].rack.probe_rtx else {
+                continue;
+            };
+            let acked = tsn_le(tsn, cum) || {
+                let off = tsn.wrapping_sub(cum) as usize;
+                let s = off.checked_sub(1).and_then(|o| self.tx.outstanding.get(o));
+                s.is_some_and(|s| s.tsn == tsn && s.state.is_gap_acked())
+            };
+            if !acked {
+                continue;
+            }
+            let r = &mut self.paths[i].rack;
+            r.probe_rtx = None;
+            let too_soon = r
+                .min_rtt
+                .is_none_or(|m| now.saturating_duration_since(at) < m);
+            if dup || too_soon || self.paths[i].recovery != Recovery::Open {
+                continue;
+            }
+            let path = PathId(i as u16);
+            self.refresh_cc_views();
+            let before = self.window_of(path);
+            self.paths[i].cc.on_loss(&crate::cc::Ctx {
+                paths: &self.cc_scratch,
+                me: i,
+            });
+            self.paths[i].rack.on_recovery_start();
+            let last = self.tx.next_tsn.wrapping_sub(1);
+            let exit = if cmt {
+                let mine = self.tx.outstanding.iter().rev().find(|o| o.path == path);
+                mine.map_or(last, |o| o.tsn)
+            } else {
+                last
+            };
+            self.paths[i].recovery = Recovery::Fast { exit };
+            self.trace_window(now, path, before, crate::WindowCause::FastRetransmit);
         }
     }
 
@@ -297,6 +393,7 @@ impl Association {
                 .iter()
                 .rposition(|s| s.path == path && s.state == ChunkState::InFlight);
             let Some(i) = last else { return };
+            self.paths[pi].rack.probe_rtx = Some((self.tx.outstanding[i].tsn, now, false));
             let tx = &mut self.tx;
             tx.outstanding[i].set_state(
                 ChunkState::Marked(Mark::Probe),
@@ -322,6 +419,7 @@ impl Association {
             p.rack.tlp_out = false;
             p.rack.probe_new = false;
             p.rack.rto_recovery = true;
+            p.rack.probe_rtx = None;
         }
     }
 }
