@@ -86,7 +86,7 @@ impl Association {
 
     /// The highest TSN outstanding: on `path` under CMT (its own data is its window), else
     /// the highest sent.
-    fn highest_outstanding_on(&self, path: PathId, cmt: bool) -> u32 {
+    pub(crate) fn highest_outstanding_on(&self, path: PathId, cmt: bool) -> u32 {
         let last = self.tx.next_tsn.wrapping_sub(1);
         if !cmt {
             return last;

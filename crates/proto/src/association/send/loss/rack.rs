@@ -281,13 +281,7 @@ impl Association {
                 me: i,
             });
             self.paths[i].rack.on_recovery_start();
-            let last = self.tx.next_tsn.wrapping_sub(1);
-            let exit = if cmt {
-                let mine = self.tx.outstanding.iter().rev().find(|o| o.path == path);
-                mine.map_or(last, |o| o.tsn)
-            } else {
-                last
-            };
+            let exit = self.highest_outstanding_on(path, cmt);
             self.paths[i].recovery = Recovery::Fast { exit };
             self.trace_window(now, path, before, crate::WindowCause::FastRetransmit);
         }
