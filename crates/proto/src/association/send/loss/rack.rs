@@ -55,6 +55,9 @@ use crate::serial::{tsn_ge, tsn_le, tsn_lt};
 use crate::time::Instant;
 use crate::timer::Timer;
 
+/// Largest reo_wnd multiplier: 64 · min_RTT/4 is past any SRTT that bounds it.
+const MAX_REO_WND_MULT: u32 = 64;
+
 /// RACK-TLP's state of one path (RFC 8985 §5.2).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RackState {
@@ -240,7 +243,8 @@ impl Association {
                 *dup = true;
             }
             if r.dsack_round.is_none_or(|d| tsn_ge(cum, d)) {
-                r.reo_wnd_mult = r.reo_wnd_mult.max(1).saturating_add(1);
+                // reo_wnd stops at SRTT anyway; the bound keeps a peer's reports harmless.
+                r.reo_wnd_mult = (r.reo_wnd_mult.max(1) + 1).min(MAX_REO_WND_MULT);
                 r.reo_wnd_persist = 16;
                 r.dsack_round = Some(next);
             }
