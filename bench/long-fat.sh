@@ -9,7 +9,8 @@
 #   bench/long-fat.sh                       # CCS="reno cubic" SEEDS=2 DURATION=20s WARMUP=5s
 #   RTTS="100" LOSSES="0" CCS=cubic bench/long-fat.sh
 #
-# A controller name with "+pacing" (e.g. cubic+pacing) also turns pacing on.
+# A controller name may carry options after "+", in any order: "+pacing" turns pacing on,
+# "+rack" sets loss_detection = "rack" (RACK-TLP, RFC 8985), e.g. cubic+rack+pacing.
 #
 # PATHS=2: the CMT variant, two 500 Mbit/s paths, A with the grid's RTT and B with
 # RTT_RATIO (default 2) times it, each with a queue of its own BDP, CMT on (its defaults).
@@ -76,6 +77,11 @@ EOP
   for loss in $LOSSES; do
     for cc in $CCS; do
       name="rtt${rtt}-paths${PATHS}-loss${loss}-${cc}"
+      base="${cc%%+*}"
+      pacing=false
+      loss_detection=dupthresh
+      case "+${cc#*+}+" in *+pacing+*) [ "$base" != "$cc" ] && pacing=true ;; esac
+      case "+${cc#*+}+" in *+rack+*) [ "$base" != "$cc" ] && loss_detection=rack ;; esac
       cat >"$OUT/$name.toml" <<EOF
 name = "long fat path, $label ms, loss $loss, $cc"
 duration = "$DURATION"
@@ -86,8 +92,9 @@ ${paths//LOSS/$loss}
 
 [association]
 $cmt
-cc = "${cc%+pacing}"
-pacing = $([ "${cc%+pacing}" != "$cc" ] && echo true || echo false)
+cc = "$base"
+pacing = $pacing
+loss_detection = "$loss_detection"
 
 [[traffic]]
 kind = "saturated"

@@ -106,6 +106,10 @@ pub(crate) struct ServerArgs {
     /// Pace what the server sends (--echo) at 2 (slow start) or 1.25 times cwnd/srtt.
     #[arg(long)]
     pacing: bool,
+    /// Loss detection of what the server sends (--echo): dupthresh (three miss
+    /// indications, RFC 9260, the default) or rack (RACK-TLP, RFC 8985).
+    #[arg(long, default_value = "dupthresh")]
+    loss: braid_net::LossDetection,
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
@@ -179,6 +183,10 @@ pub(crate) struct ClientArgs {
     /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt (issue 17).
     #[arg(long)]
     pacing: bool,
+    /// Loss detection: dupthresh (three miss indications, RFC 9260, the default) or rack
+    /// (RACK-TLP, RFC 8985: time-based detection and tail loss probes).
+    #[arg(long, default_value = "dupthresh")]
+    loss: braid_net::LossDetection,
     /// Packetization Layer Path MTU Discovery (RFC 8899): each path starts at 1200 bytes
     /// and probes up to 1500; the JSON output reports each path's `pmtu`.
     #[arg(long)]
@@ -713,6 +721,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             spurious_detection: args.spurious_detection,
             cc: args.cc,
             pacing: args.pacing,
+            loss_detection: args.loss,
             plpmtud: args.plpmtud,
             idata: on_off("--idata", &args.idata)?,
             max_message_size: msg.max(AssociationConfig::default().max_message_size),
@@ -950,6 +959,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "spurious_detection": args.spurious_detection.to_string(),
             "cc": args.cc.to_string(),
             "pacing": args.pacing,
+            "loss": args.loss.to_string(),
             "spurious_fast_retransmits": stats.as_ref().map_or(0, |s| s.spurious_fast_retransmits),
             "spurious_timeouts": stats.as_ref().map_or(0, |s| s.spurious_timeouts),
             "paths": paths_json(&paths),
@@ -1254,6 +1264,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
             spurious_detection: args.spurious_detection,
             cc: args.cc,
             pacing: args.pacing,
+            loss_detection: args.loss,
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
             cmt: (args.bind.len() > 1).then(braid_net::CmtConfig::default),

@@ -59,8 +59,8 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use braid_proto::{
     AssocId, AssociationConfig, AssociationStats, CloseReason, CmtConfig, ConfigError,
-    EndpointConfig, PathAssignment, PathInfo, PathState, ReceivedMessage, SchedulerKind, SendError,
-    SendOptions, SpuriousDetection, TimeoutHandling,
+    EndpointConfig, LossDetection, PathAssignment, PathInfo, PathState, ReceivedMessage,
+    SchedulerKind, SendError, SendOptions, SpuriousDetection, TimeoutHandling,
 };
 
 /// README.md's code blocks, compiled and run as doc tests (the library quick start).

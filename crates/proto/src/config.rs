@@ -149,6 +149,20 @@ pub enum TimeoutHandling {
     Ls,
 }
 
+/// How the sender decides that a chunk is lost before T3-rtx expires (the loss-detection
+/// seam, `association::send::loss`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LossDetection {
+    /// Three miss indications (RFC 9260 §7.2.4); a tail loss waits for T3-rtx.
+    #[default]
+    DupThresh,
+    /// RACK-TLP (RFC 8985) adapted to TSNs and SACKs: a chunk is lost once a chunk sent on
+    /// its path after it was delivered and a reordering window passed; a tail loss probe
+    /// goes out after about two SRTTs instead of waiting for T3-rtx. Three miss indications
+    /// still count as a loss too.
+    Rack,
+}
+
 /// How the sender tells a spurious retransmission from a needed one (004_*.txt, RFC 3522,
 /// RFC 3708), and so whether it undoes the congestion response (RFC 4015).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -276,6 +290,9 @@ pub struct AssociationConfig {
     /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt with bursts of
     /// at most 2 ms (`crate::path::pacer`), so windows do not leave in line-rate bursts.
     pub pacing: bool,
+    /// When a chunk counts as lost: three miss indications (RFC 9260, the default) or
+    /// RACK-TLP (RFC 8985).
+    pub loss_detection: LossDetection,
     /// Packetization Layer PMTU Discovery (RFC 8899; 003_*.txt §2.1.3): each confirmed path
     /// starts at BASE_PLPMTU (1200 bytes IPv4, 1280 IPv6) and probes with HEARTBEAT + PAD up
     /// to `path_mtu`, which is then MAX_PLPMTU. Off: every path uses `path_mtu` (lowered only
@@ -353,6 +370,7 @@ impl Default for AssociationConfig {
             spurious_detection: SpuriousDetection::Off,
             plpmtud: false,
             pacing: false,
+            loss_detection: LossDetection::DupThresh,
             pmtu_max_probes: 3,
             pmtu_raise_interval: Duration::from_secs(600),
         }

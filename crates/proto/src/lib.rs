@@ -27,8 +27,8 @@ pub mod trace;
 pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
 pub use config::{
     AssociationConfig, BufferSplitting, CmtConfig, ConfigError, CongestionControl, EndpointConfig,
-    NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit, RtxPolicy, SackPath, SchedulerKind,
-    SpuriousDetection, TimeoutHandling, UnknownName,
+    LossDetection, NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit, RtxPolicy, SackPath,
+    SchedulerKind, SpuriousDetection, TimeoutHandling, UnknownName,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};
 pub use event::{CloseReason, Event, IcmpError, SendError};

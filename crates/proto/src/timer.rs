@@ -30,14 +30,22 @@ pub enum Timer {
     PmtuRaise(PathId),
     /// A path's pacer has a packet's worth of tokens again (`crate::path::pacer`).
     Pacing(PathId),
+    /// RACK's reorder timer of a path: a chunk sent before the last delivered one is lost
+    /// once its reordering window passes (RFC 8985 §6.2 step 5).
+    Rack(PathId),
+    /// The tail loss probe timeout (PTO) of a path (RFC 8985 §7.2).
+    Tlp(PathId),
 }
+
+/// Timers per path: T3-rtx, heartbeat, PMTU probe, PMTU raise, pacing, RACK, TLP.
+const PER_PATH: usize = 7;
 
 /// The deadlines of every timer of an association.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Timers {
     association: [Option<Instant>; 4],
-    /// Per path: T3-rtx, heartbeat, PMTU probe, PMTU raise, pacing.
-    paths: Vec<[Option<Instant>; 5]>,
+    /// Per path, in the order of [`PER_PATH`].
+    paths: Vec<[Option<Instant>; PER_PATH]>,
 }
 
 impl Timers {
@@ -52,6 +60,8 @@ impl Timers {
             Timer::PmtuProbe(p) => self.paths.get(p.0 as usize).map(|s| &s[2]),
             Timer::PmtuRaise(p) => self.paths.get(p.0 as usize).map(|s| &s[3]),
             Timer::Pacing(p) => self.paths.get(p.0 as usize).map(|s| &s[4]),
+            Timer::Rack(p) => self.paths.get(p.0 as usize).map(|s| &s[5]),
+            Timer::Tlp(p) => self.paths.get(p.0 as usize).map(|s| &s[6]),
         }
     }
 
@@ -67,10 +77,10 @@ impl Timers {
 
     /// Arms `t` for `at`, or stops it with `None`.
     pub(crate) fn set(&mut self, t: Timer, at: Option<Instant>) {
-        let path_slot = |paths: &mut Vec<[Option<Instant>; 5]>, p: PathId| {
+        let path_slot = |paths: &mut Vec<[Option<Instant>; PER_PATH]>, p: PathId| {
             let i = p.0 as usize;
             if paths.len() <= i {
-                paths.resize(i + 1, [None; 5]);
+                paths.resize(i + 1, [None; PER_PATH]);
             }
             i
         };
@@ -99,6 +109,14 @@ impl Timers {
                 let i = path_slot(&mut self.paths, p);
                 self.paths[i][4] = at;
             }
+            Timer::Rack(p) => {
+                let i = path_slot(&mut self.paths, p);
+                self.paths[i][5] = at;
+            }
+            Timer::Tlp(p) => {
+                let i = path_slot(&mut self.paths, p);
+                self.paths[i][6] = at;
+            }
         }
     }
 
@@ -110,7 +128,7 @@ impl Timers {
     /// Stops every timer.
     pub(crate) fn stop_all(&mut self) {
         self.association = [None; 4];
-        self.paths.iter_mut().for_each(|s| *s = [None; 5]);
+        self.paths.iter_mut().for_each(|s| *s = [None; PER_PATH]);
     }
 
     /// Moves every timer due at `now` to `to`.

@@ -6,8 +6,8 @@
 //! [`Scenario`] per sweep point, each of which [`crate::run::run`] simulates once per seed.
 
 use braid_proto::{
-    BufferSplitting, CongestionControl, NrSackPolicy, PathAssignment, ReceiveSplit, RtxPolicy,
-    SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
+    BufferSplitting, CongestionControl, LossDetection, NrSackPolicy, PathAssignment, ReceiveSplit,
+    RtxPolicy, SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
 };
 use serde::Deserialize;
 
@@ -446,6 +446,9 @@ pub struct AssociationSpec {
     /// Gap ack blocks one SACK reports at most (default 1024; fewer when the smallest path
     /// MTU holds fewer).
     pub max_gap_blocks: Option<usize>,
+    /// When a chunk counts as lost: `dupthresh` (three miss indications, RFC 9260, the
+    /// default) or `rack` (RACK-TLP, RFC 8985: time-based, with tail loss probes).
+    pub loss_detection: Option<LossDetection>,
     /// The path MTU the association assumes (without PLPMTUD) or searches up to (with it),
     /// in bytes of IP packet. Unset: the first path's `mtu`.
     pub path_mtu: Option<usize>,

@@ -269,6 +269,7 @@ impl Association {
                 if self.acks_data() {
                     self.dac_count = raw_flags & 3;
                     self.note_sack_signals(raw_flags, &s.dup_tsns);
+                    self.rack_note_duplicates(&s.dup_tsns);
                     self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &s.gap_blocks, &[]);
                 }
             }
@@ -276,6 +277,7 @@ impl Association {
                 if self.acks_data() {
                     self.dac_count = raw_flags & 3;
                     self.note_sack_signals(raw_flags, &s.dup_tsns);
+                    self.rack_note_duplicates(&s.dup_tsns);
                     let gaps = merge_nr_blocks(&s);
                     self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &gaps, &s.nr_gap_blocks);
                 }

@@ -296,6 +296,12 @@ impl Association {
             if self.state != State::Closed && due(self, Timer::PmtuRaise(id)) {
                 self.on_pmtu_raise_timer(now, id);
             }
+            if self.state != State::Closed && due(self, Timer::Rack(id)) {
+                self.on_rack_timer(now, id);
+            }
+            if self.state != State::Closed && due(self, Timer::Tlp(id)) {
+                self.on_tlp_timer(now, id);
+            }
             if due(self, Timer::Pacing(id)) {
                 // The pacer has tokens again: the next poll_transmit refills and sends.
                 self.timers.stop(Timer::Pacing(id));

@@ -7,8 +7,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{
-    BufferSplitting, CongestionControl, NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit,
-    RtxPolicy, SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
+    BufferSplitting, CongestionControl, LossDetection, NrSackPolicy, PathAssignment, PathPairing,
+    ReceiveSplit, RtxPolicy, SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
 };
 
 /// A name that is none of an enum's names.
@@ -137,6 +137,12 @@ impl SpuriousDetection {
     ];
 }
 
+impl LossDetection {
+    /// Every loss detection rule with its name.
+    pub const NAMES: [(&'static str, Self); 2] =
+        [("dupthresh", Self::DupThresh), ("rack", Self::Rack)];
+}
+
 /// `FromStr`, `Display` and (feature `serde`) `Deserialize` for an enum with a `NAMES`
 /// table; `$what` names it in errors.
 macro_rules! by_name {
@@ -208,6 +214,7 @@ by_name!(SchedulerKind, "stream scheduler");
 by_name!(PathAssignment, "path assignment");
 by_name!(TimeoutHandling, "timeout handling");
 by_name!(SpuriousDetection, "spurious retransmission detection");
+by_name!(LossDetection, "loss detection");
 
 #[cfg(test)]
 mod tests {
@@ -237,6 +244,7 @@ mod tests {
         round_trip(&PathAssignment::NAMES);
         round_trip(&TimeoutHandling::NAMES);
         round_trip(&SpuriousDetection::NAMES);
+        round_trip(&LossDetection::NAMES);
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub struct PathStats {
     pub fast_retransmissions: u64,
     /// T3-rtx expirations.
     pub timeouts: u64,
+    /// Tail loss probes sent (RACK-TLP, RFC 8985 §7).
+    pub tail_loss_probes: u64,
     /// How long new data on this path was held back, by what (issue 17).
     pub limited: LimitTimes,
 }
@@ -258,6 +260,8 @@ pub(crate) struct Path {
     limit_since: Option<(Limit, Instant)>,
     /// Application policy: the cheapest active alternate takes over from the primary.
     pub(crate) cost: u32,
+    /// RACK-TLP's state (`AssociationConfig::loss_detection`).
+    pub(crate) rack: crate::association::send::loss::rack::RackState,
 }
 
 impl Path {
@@ -324,6 +328,7 @@ impl Path {
             standby: false,
             forbidden: false,
             cost: 0,
+            rack: Default::default(),
             limit_since: None,
         }
     }

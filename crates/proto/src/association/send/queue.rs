@@ -77,6 +77,8 @@ pub(crate) struct SendQueue {
     pub(crate) tally: Tally,
     /// `seq` of the next chunk (TSN order without wrapping).
     pub(crate) next_seq: u64,
+    /// `xmit` of the next transmission (`Sent::xmit`).
+    pub(crate) next_xmit: u64,
     /// TSN ranges the last SACK's gap blocks acknowledged (to find what is new in the next).
     pub(crate) acked_ranges: Vec<(u32, u32)>,
     /// TSN ranges the last NR-SACK's non-renegable blocks covered.
@@ -111,6 +113,7 @@ impl SendQueue {
             outstanding_bytes: 0,
             tally: Tally::default(),
             next_seq: 0,
+            next_xmit: 0,
             acked_ranges: Vec::new(),
             nr_acked_ranges: Vec::new(),
             peer_rwnd: 0,
@@ -288,9 +291,12 @@ impl SendQueue {
             self.next_tsn = tsn.wrapping_add(1);
             let seq = self.next_seq;
             self.next_seq += 1;
+            let xmit = self.next_xmit;
+            self.next_xmit += 1;
             let sent = Sent {
                 tsn,
                 seq,
+                xmit,
                 stream,
                 ssn: m.ssn,
                 mid: m.mid,
@@ -310,6 +316,7 @@ impl SendQueue {
                 epoch: 0,
                 expires: m.expires,
                 sent_at: now,
+                first_sent_at: now,
                 psn: 0,
             };
             m.fsn = m.fsn.wrapping_add(1);

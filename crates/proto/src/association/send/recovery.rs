@@ -53,6 +53,7 @@ impl Association {
             self.paths[pid].stats.fast_retransmissions += 1;
             self.paths[pid].lost_chunks += 1;
             if self.paths[pid].recovery == Recovery::Open {
+                self.paths[pid].rack.on_recovery_start();
                 let flight = self.paths[pid].flight_size + self.tx.outstanding[i].data.len();
                 self.spurious_episode_start(now, from, Trigger::FastRetransmit, flight);
                 let before = self.window_of(from);
@@ -85,7 +86,7 @@ impl Association {
 
     /// The highest TSN outstanding: on `path` under CMT (its own data is its window), else
     /// the highest sent.
-    fn highest_outstanding_on(&self, path: PathId, cmt: bool) -> u32 {
+    pub(crate) fn highest_outstanding_on(&self, path: PathId, cmt: bool) -> u32 {
         let last = self.tx.next_tsn.wrapping_sub(1);
         if !cmt {
             return last;
@@ -114,6 +115,7 @@ impl Association {
         let p = &mut self.paths[pi];
         p.recovery = Recovery::AfterTimeout { recover };
         p.rtt_probe = None;
+        self.rack_on_t3(path);
         // RFC 8899 §4.3: lost data may mean the PMTU shrank without an ICMP.
         self.pmtu_data_timeout(now, path);
         self.trace_window(now, path, before, WindowCause::Timeout);

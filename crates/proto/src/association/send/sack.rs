@@ -105,9 +105,20 @@ impl Association {
             let same = digest.as_ref().filter(|_| nr_gaps == gaps);
             self.free_nr_acked(nr_gaps, same.map(|d| &d.blocks[..]));
         }
-        if let Some(d) = digest {
-            let lost = self.miss_indications(&d, ack.cum_advanced, cmt);
+        let mut lost = match digest {
+            Some(d) => self.miss_indications(&d, ack.cum_advanced, cmt),
+            None => Vec::new(),
+        };
+        if self.rack_on() {
+            // RFC 8985 §6.2: time-based detection, with the three misses as a fallback.
+            self.rack_detect(now, &mut lost);
+        }
+        if !lost.is_empty() {
             self.fast_retransmit(now, &lost, cmt);
+        }
+        if self.rack_on() {
+            // RFC 8985 §7.4: did a probe repair a loss?
+            self.rack_probe_outcome(now, cmt);
         }
         let pseudo_after = if cmt {
             self.pseudo_cumacks()
@@ -118,6 +129,10 @@ impl Association {
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
         let pseudo = (&pseudo_before[..], &pseudo_after[..]);
         let reactivated = self.update_paths(now, &mut ack, cum, pseudo);
+        if self.rack_on() {
+            // After T3 moved: the PTO must fire before it (RFC 8985 §7.2).
+            self.rack_after_sack(now, &ack.on);
+        }
         let signals = std::mem::take(&mut self.sack_signals);
         if self.paths.iter().any(|p| !p.spurious.is_empty()) {
             // 004_*.txt Fig. 6 step 3: every SACK may decide an open episode; the response
@@ -147,6 +162,7 @@ impl Association {
 
     /// Step 1: chunks up to the cumulative ack leave the queue (§6.2.1 D).
     fn ack_cumulative(&mut self, now: Instant, cum: u32, ack: &mut Acked) {
+        let rack = self.rack_on();
         while self.tx.cum_ack != cum {
             let Some(s) = self.tx.outstanding.pop_front() else {
                 break;
@@ -161,6 +177,9 @@ impl Association {
                 ack.sample(now, &s);
                 ack.fresh |= s.fresh_ack_bit(&self.paths);
                 self.rtt_sample(now, &s);
+                if rack {
+                    self.rack_delivered(now, &s);
+                }
             }
             self.tx.tally.leave(&s, &mut self.paths);
             if s.state == ChunkState::NrAcked {
@@ -187,6 +206,7 @@ impl Association {
         cmt: bool,
     ) -> SackDigest {
         let sfr = cmt && self.multipath_cfg().is_some_and(|c| c.sfr);
+        let rack = self.rack_on();
         let mut d = SackDigest::new(if sfr { self.paths.len() } else { 0 });
         // The blocks as offsets from the cumulative ack (outstanding[off - 1]), sorted and
         // merged (a hostile peer may send them in any order), clipped to what was sent.
@@ -207,6 +227,11 @@ impl Association {
             ack.on[s.path.0 as usize] += s.data.len();
             ack.sample(now, s);
             ack.fresh |= s.fresh_ack_bit(&self.paths);
+            if rack {
+                let p = &mut self.paths[s.path.0 as usize];
+                let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
+                p.rack.on_delivered(now, s, bound);
+            }
             s.set_state(ChunkState::GapAcked, &mut self.paths, &mut tx.tally);
             let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
             self.rtt_sample_raw(now, tsn, path, tx_count);

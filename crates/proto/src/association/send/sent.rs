@@ -20,6 +20,8 @@ pub(crate) enum Mark {
     Fast,
     /// T3-rtx expired on its path (§6.3.3).
     Timeout,
+    /// Resent as a tail loss probe (RFC 8985 §7.3): not a loss signal.
+    Probe,
 }
 
 /// Where a chunk is in its life.
@@ -50,6 +52,9 @@ pub(crate) struct Sent {
     pub(crate) tsn: u32,
     /// TSN order without wrapping: the key of the per-path retransmission lists.
     pub(crate) seq: u64,
+    /// Transmission order: taken anew at every transmission (RACK's ordering, RFC 8985
+    /// §6.2, breaking ties of `sent_at`).
+    pub(crate) xmit: u64,
     pub(crate) stream: u16,
     pub(crate) ssn: u16,
     /// I-DATA message identifier (RFC 8260 §2.1), per stream and per ordered/unordered.
@@ -78,6 +83,8 @@ pub(crate) struct Sent {
     /// When it was last sent: a first transmission's ack is an RTT sample for the
     /// controller (HyStart++, CUBIC), Karn's rule aside.
     pub(crate) sent_at: Instant,
+    /// When it was first sent (RACK: whether an ack may still be the original's).
+    pub(crate) first_sent_at: Instant,
     /// LS-SCTP: its PSN on `sent_on` (002_*.txt §4.2); 0 when not sent as LS-DATA.
     pub(crate) psn: u32,
 }

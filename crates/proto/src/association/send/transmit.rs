@@ -160,12 +160,13 @@ impl Association {
         if rtx_here && self.may_retransmit_on(path) && !p.forbidden {
             return true;
         }
+        // A tail loss probe (RFC 8985 §7.3) is one packet regardless of cwnd and bursts.
+        let probe = p.rack.probe_new;
         !rtx_here
             && self.may_send_new_data()
             && self.tx.has_unsent()
-            && p.burst_budget > 0
-            && p.flight_size < p.cc.window()
-            && self.paced_ok(path)
+            && (probe
+                || (p.burst_budget > 0 && p.flight_size < p.cc.window() && self.paced_ok(path)))
             && p.psn.probe.is_none()
             && (!self.ls() || p.psn.has_room())
             && self.new_data_allowed_on(path)
@@ -247,11 +248,11 @@ impl Association {
         let (mut wrote, rtx_left) = self.write_retransmissions(now, path, buf, room);
         wrote |= probe;
         let mut new_data = false;
+        let probe = self.paths[path.0 as usize].rack.probe_new;
         // New data: cwnd, rwnd and Max.Burst permitting, and no retransmission waiting here.
         if !rtx_left
             && self.may_send_new_data()
-            && self.paths[path.0 as usize].burst_budget > 0
-            && self.paced_ok(path)
+            && (probe || (self.paths[path.0 as usize].burst_budget > 0 && self.paced_ok(path)))
             && self.paths[path.0 as usize].psn.probe.is_none()
             && self.new_data_allowed_on(path)
         {
@@ -272,6 +273,11 @@ impl Association {
             if !self.timers.is_running(Timer::T3(path)) {
                 self.timers.set(Timer::T3(path), Some(now + p.rtt.rto()));
             }
+        }
+        // The probe's exemption covers one packet, used or not (RFC 8985 §7.3).
+        self.paths[path.0 as usize].rack.probe_new = false;
+        if wrote {
+            self.rack_arm_pto(now, path);
         }
         super::sent::check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
         wrote
@@ -393,6 +399,8 @@ impl Association {
                 .then_some((s.sent_on, s.state == ChunkState::Marked(Mark::Fast)));
             s.retransmitted_on(path, &mut self.paths, &mut self.tx.tally);
             s.tx_count = s.tx_count.saturating_add(1);
+            s.xmit = self.tx.next_xmit;
+            self.tx.next_xmit += 1;
             s.sent_at = now;
             s.epoch = self.paths[pi].fail_epoch;
             s.misses = 0;
@@ -443,9 +451,10 @@ impl Association {
         let max_payload =
             self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - header - self.tx_ts_len();
         let mut wrote = false;
+        let probe = self.paths[pi].rack.probe_new;
         while let Some(next) = self.tx.peek_len(path, &self.views) {
             let p = &self.paths[pi];
-            if p.flight_size >= p.cc.window()
+            if (p.flight_size >= p.cc.window() && !probe)
                 || !self.buffer_split_allows(path)
                 || !self.window_share_allows(path)
                 || (ls_pid.is_some() && !p.psn.has_room())

@@ -1,5 +1,6 @@
 //! Loss detection: which outstanding chunks a SACK reports missing, and when a chunk counts
-//! as lost (RFC 9260 §7.2.4: three miss indications).
+//! as lost (RFC 9260 §7.2.4: three miss indications; with `LossDetection::Rack` also by
+//! time, RACK-TLP, RFC 8985, in [`rack`], which keeps the three misses as a fallback).
 //!
 //! The rule has three parts, each in its own place:
 //! * which chunks may get a miss — RFC 9260: every unacknowledged TSN below the highest TSN
@@ -10,6 +11,7 @@
 //! * the threshold — three, and a chunk is fast-retransmitted at most once.
 
 pub(super) mod dac;
+pub(crate) mod rack;
 pub(super) mod sfr;
 
 use super::ranges::ranges_minus;
