@@ -228,7 +228,8 @@ impl Association {
             ack.sample(now, s);
             ack.fresh |= s.fresh_ack_bit(&self.paths);
             if rack {
-                let p = &mut self.paths[s.path.0 as usize];
+                // The path it was last sent on: a marked chunk's `path` is where it waits.
+                let p = &mut self.paths[s.sent_on.0 as usize];
                 let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
                 p.rack.on_delivered(now, s, bound);
             }

@@ -157,8 +157,10 @@ impl Association {
     }
 
     /// A SACK at `now` newly delivered `s` (cumulatively or in a gap block).
+    /// It counts for the path it was last sent on (a marked chunk's `path` is where it
+    /// waits for its retransmission).
     pub(crate) fn rack_delivered(&mut self, now: Instant, s: &Sent) {
-        if let Some(p) = self.paths.get_mut(s.path.0 as usize) {
+        if let Some(p) = self.paths.get_mut(s.sent_on.0 as usize) {
             let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
             p.rack.on_delivered(now, s, bound);
         }
