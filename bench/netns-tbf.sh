@@ -2,14 +2,22 @@
 # One association over a real shaped path (issue 17): two network namespaces made here,
 # joined by a veth pair whose sender side is shaped with `tc qdisc tbf` to RATE (default
 # 200mbit) with a queue of QUEUE packets (default 100; the kernel has no netem, so no added
-# delay). `braid perf client --time TIME` sends to `braid perf server` once per controller
-# setting in CCS (default "reno cubic cubic+pacing"), ROUNDS times alternating; prints each
-# run's goodput and its share of the shaped rate, then the mean per setting.
+# delay). `braid perf client --time TIME` sends MSG_SIZE-byte messages to `braid perf server`
+# once per controller setting in CCS (default "tcp reno cubic cubic+rack cubic+rack+pacing";
+# "+rack" is --loss rack, "+pacing" --pacing; "tcp" is the kernel's TCP, as a reference:
+# Python's sockets, goodput from the receiver's first to last byte), ROUNDS times
+# alternating; prints each run's goodput and its share of the shaped rate, then the mean
+# per setting.
 #
-#   bench/netns-tbf.sh                      # RATE=200mbit QUEUE=100 TIME=5 ROUNDS=2
+#   bench/netns-tbf.sh                      # RATE=200mbit QUEUE=100 TIME=10 ROUNDS=2
+#
+# MSG_SIZE defaults to 1444, the largest message one DATA chunk carries in a 1500-byte
+# packet (IPv4 20 + UDP 8 + SCTP 12 + DATA 16); tbf counts the 14-byte Ethernet header too,
+# so goodput can reach at most 1444/1514 = 95.4 % of RATE (TCP's 1448-byte segments: 95.6 %).
 #
 # Needs root and `ip netns`/`tc`; otherwise prints SKIP. Env: RATE, QUEUE, TIME, ROUNDS,
-# CCS, BRAID (default target/release/braid), LIMIT (watchdog seconds).
+# CCS, MSG_SIZE, BURST (bytes, default 3028), BRAID (default target/release/braid), LIMIT
+# (watchdog seconds).
 set -uo pipefail
 export LC_ALL=C
 SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
@@ -25,9 +33,13 @@ command -v tc >/dev/null || skip "tc(8) not installed"
 
 RATE="${RATE:-200mbit}"
 QUEUE="${QUEUE:-100}"
-TIME="${TIME:-5}"
+TIME="${TIME:-10}"
+MSG_SIZE="${MSG_SIZE:-1444}"
+# Two full frames: strict, far below tc-tbf(8)'s rule burst >= rate/HZ (100 KB at 200 Mbit/s
+# and HZ=250), so a late tbf timer costs link time; BURST=100000 follows the rule.
+BURST="${BURST:-3028}"
 ROUNDS="${ROUNDS:-2}"
-CCS="${CCS:-reno cubic cubic+pacing}"
+CCS="${CCS:-tcp reno cubic cubic+rack cubic+rack+pacing}"
 LIMIT="${LIMIT:-$((ROUNDS * $(wc -w <<<"$CCS") * (TIME + 10) + 20))}"
 if [ -z "${_BRAID_NETNS_INNER:-}" ]; then
   _BRAID_NETNS_INNER=1 exec timeout -k 5 "$LIMIT" bash "$SELF" "$@"
@@ -49,16 +61,47 @@ ip -n "$NS" addr add 10.212.0.1/24 dev ts0
 ip -n "$NR" addr add 10.212.0.2/24 dev tr0
 ip -n "$NS" link set ts0 up
 ip -n "$NR" link set tr0 up
-# Burst of two full frames; the queue in bytes of 1514-byte frames.
-ip netns exec "$NS" tc qdisc add dev ts0 root tbf rate "$RATE" burst 3028 \
+# The queue in bytes of 1514-byte frames.
+ip netns exec "$NS" tc qdisc add dev ts0 root tbf rate "$RATE" burst "$BURST" \
   limit $((QUEUE * 1514)) || skip "tbf not available"
 rate_mbit=$(python3 -c "import re; v='$RATE'; m=re.match(r'([0-9.]+)([kmg]?)bit', v); print(float(m[1]) * {'': 1e-6, 'k': 1e-3, 'm': 1, 'g': 1e3}[m[2]])")
+
+# The kernel's TCP over the same path for TIME seconds; prints the receiver's goodput.
+tcp_run() {
+  ip netns exec "$NR" python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('10.212.0.2', 9900)); s.listen(1); s.settimeout(10)
+c, _ = s.accept(); n = 0; t0 = None
+while True:
+    b = c.recv(1 << 20)
+    if not b: break
+    t0 = t0 or time.monotonic(); n += len(b)
+print(round(n * 8 / (time.monotonic() - t0) / 1e6, 1))
+" &
+  local rpid=$!
+  sleep 0.3
+  ip netns exec "$NS" python3 -c "
+import socket, time
+s = socket.create_connection(('10.212.0.2', 9900)); b = b'x' * 65536; t = time.monotonic()
+while time.monotonic() - t < $TIME: s.sendall(b)
+s.close()
+"
+  wait "$rpid"
+}
 
 declare -A SUM
 for r in $(seq "$ROUNDS"); do
   for cc in $CCS; do
-    args=(--cc "${cc%+pacing}")
-    [ "${cc%+pacing}" != "$cc" ] && args+=(--pacing)
+    if [ "$cc" = tcp ]; then
+      g=$(tcp_run)
+      echo "round $r $cc: ${g} Mbit/s ($(python3 -c "print(f'{$g / $rate_mbit * 100:.0f}')") % of $RATE)"
+      SUM[$cc]=$(python3 -c "print(${SUM[$cc]:-0} + $g)")
+      continue
+    fi
+    args=(--cc "${cc%%+*}" --msg-size "$MSG_SIZE")
+    case "+${cc#*+}+" in *+rack+*) [ "${cc%%+*}" != "$cc" ] && args+=(--loss rack) ;; esac
+    case "+${cc#*+}+" in *+pacing+*) [ "${cc%%+*}" != "$cc" ] && args+=(--pacing) ;; esac
     ip netns exec "$NR" "$BRAID" perf server --bind 10.212.0.2:9899 --one-off --json \
       >/dev/null 2>&1 &
     spid=$!

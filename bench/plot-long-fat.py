@@ -17,6 +17,8 @@ import re
 import sys
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+# Curves that coincide stay visible: the later ones are thinner and dashed.
+STYLES = [("3", ""), ("2", "7 3"), ("1.5", "2 2"), ("1.5", "5 2 1 2")]
 PANEL_W, PANEL_H = 300, 240
 MARGIN_L, MARGIN_R, MARGIN_T, MARGIN_B = 55, 15, 50, 45
 
@@ -103,8 +105,10 @@ def main():
                 continue
             color = COLORS[ci % len(COLORS)]
             path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
+            w, dash = STYLES[ci % len(STYLES)]
             out.append(
-                f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>'
+                f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{w}" '
+                f'stroke-dasharray="{dash}"/>'
             )
             for x, y in pts:
                 out.append(
@@ -114,9 +118,10 @@ def main():
     for ci, cc in enumerate(ccs):
         color = COLORS[ci % len(COLORS)]
         y = ly + 20 * ci
+        w, dash = STYLES[ci % len(STYLES)]
         out.append(
             f'<line x1="{MARGIN_L}" y1="{y}" x2="{MARGIN_L + 25}" y2="{y}" '
-            f'stroke="{color}" stroke-width="2"/>'
+            f'stroke="{color}" stroke-width="{w}" stroke-dasharray="{dash}"/>'
         )
         out.append(f'<text x="{MARGIN_L + 32}" y="{y + 4}">{cc}</text>')
     out.append(
