@@ -106,9 +106,10 @@ pub(crate) struct ServerArgs {
     /// Pace what the server sends (--echo) at 2 (slow start) or 1.25 times cwnd/srtt.
     #[arg(long)]
     pacing: bool,
-    /// Loss detection of what the server sends (--echo): dupthresh (three miss
-    /// indications, RFC 9260, the default) or rack (RACK-TLP, RFC 8985).
-    #[arg(long, default_value = "dupthresh")]
+    /// Loss detection of what the server sends (--echo): auto (the default: rack on one
+    /// path, dupthresh under CMT), dupthresh (three miss indications, RFC 9260) or rack
+    /// (RACK-TLP, RFC 8985).
+    #[arg(long, default_value = "auto")]
     loss: braid_net::LossDetection,
     /// Record every datagram sent and received to this pcap file.
     #[arg(long)]
@@ -183,9 +184,10 @@ pub(crate) struct ClientArgs {
     /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt (issue 17).
     #[arg(long)]
     pacing: bool,
-    /// Loss detection: dupthresh (three miss indications, RFC 9260, the default) or rack
-    /// (RACK-TLP, RFC 8985: time-based detection and tail loss probes).
-    #[arg(long, default_value = "dupthresh")]
+    /// Loss detection: auto (the default: rack while one path carries the data, dupthresh
+    /// under CMT), dupthresh (three miss indications, RFC 9260) or rack (RACK-TLP, RFC 8985:
+    /// time-based detection and tail loss probes).
+    #[arg(long, default_value = "auto")]
     loss: braid_net::LossDetection,
     /// Packetization Layer Path MTU Discovery (RFC 8899): each path starts at 1200 bytes
     /// and probes up to 1500; the JSON output reports each path's `pmtu`.

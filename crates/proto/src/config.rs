@@ -153,8 +153,11 @@ pub enum TimeoutHandling {
 /// seam, `association::send::loss`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LossDetection {
-    /// Three miss indications (RFC 9260 §7.2.4); a tail loss waits for T3-rtx.
+    /// RACK-TLP while the association sends on one path, three miss indications under CMT
+    /// (where RACK still repairs a truncated SACK's holes one per round trip, docs/long-fat.md).
     #[default]
+    Auto,
+    /// Three miss indications (RFC 9260 §7.2.4); a tail loss waits for T3-rtx.
     DupThresh,
     /// RACK-TLP (RFC 8985) adapted to TSNs and SACKs: a chunk is lost once a chunk sent on
     /// its path after it was delivered and a reordering window passed; a tail loss probe
@@ -370,7 +373,7 @@ impl Default for AssociationConfig {
             spurious_detection: SpuriousDetection::Off,
             plpmtud: false,
             pacing: false,
-            loss_detection: LossDetection::DupThresh,
+            loss_detection: LossDetection::Auto,
             pmtu_max_probes: 3,
             pmtu_raise_interval: Duration::from_secs(600),
         }

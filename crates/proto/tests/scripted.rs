@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::VecDeque;
 
-use braid_proto::{AssociationConfig, CloseReason, CongestionControl, Event, State};
+use braid_proto::{AssociationConfig, CloseReason, CongestionControl, Event, LossDetection, State};
 use braid_wire::chunk::{
     Abort, CookieAck, CookieEcho, Data, ErrorChunk, Init, InitAck, Sack, Shutdown, ShutdownAck,
     ShutdownComplete,
@@ -415,6 +415,14 @@ fn t3_rtx_backs_off_exponentially_until_association_max_retrans() {
 
 // ============================================================================ 8. fast rtx
 
+/// RFC 9260's loss detection alone: three miss indications and T3-rtx.
+fn dupthresh() -> AssociationConfig {
+    AssociationConfig {
+        loss_detection: LossDetection::DupThresh,
+        ..AssociationConfig::default()
+    }
+}
+
 /// TSNs of the DATA chunks sent by now, in order.
 fn drain_tsns(s: &mut Script) -> Vec<u32> {
     s.take_sent().iter().flat_map(|o| o.tsns()).collect()
@@ -425,6 +433,7 @@ fn three_miss_indications_trigger_fast_retransmit_and_halve_cwnd() {
     // RFC 9260's own controller: the halving below is §7.2.3's (CUBIC keeps 0.7).
     let cfg = AssociationConfig {
         cc: CongestionControl::Reno,
+        loss_detection: LossDetection::DupThresh,
         ..AssociationConfig::default()
     };
     let mut s = Script::server_with(cfg, 8);
@@ -485,7 +494,7 @@ fn three_miss_indications_trigger_fast_retransmit_and_halve_cwnd() {
 /// T3-rtx, not a retransmission at once (braid retransmitted it at once before).
 #[test]
 fn a_tsn_dropped_from_the_gap_blocks_counts_one_miss_and_is_not_resent_at_once() {
-    let mut s = Script::server(18);
+    let mut s = Script::server_with(dupthresh(), 18);
     s.establish_passive();
     let mtu = s.assoc().paths()[0].mtu;
     let full = mtu - 12 - 16;
@@ -523,7 +532,8 @@ fn a_tsn_dropped_from_the_gap_blocks_counts_one_miss_and_is_not_resent_at_once()
 
 #[test]
 fn zero_window_probe_backs_off_and_data_resumes_when_the_window_opens() {
-    let mut s = Script::server(9);
+    // RFC 9260 §6.1's probing alone (a tail loss probe would add its own).
+    let mut s = Script::server_with(dupthresh(), 9);
     s.establish_passive();
     s.app_send(0, &[1; 1000]);
     let e0 = s.expect_to_peer::<Data>().tsn;

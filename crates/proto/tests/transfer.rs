@@ -7,14 +7,19 @@ mod common;
 
 use std::time::Duration;
 
-use braid_proto::AssociationConfig;
+use braid_proto::{AssociationConfig, LossDetection};
 use common::traffic::{Plan, transfer};
 use common::{Pair, Wire};
 
 const MB: usize = 1_000_000;
 
 fn hostile_pair(seed: u64) -> Pair {
-    let mut p = Pair::new(AssociationConfig::default(), seed);
+    // Three miss indications and T3, so both repair paths run (tests/rack.rs soaks RACK).
+    let cfg = AssociationConfig {
+        loss_detection: LossDetection::DupThresh,
+        ..AssociationConfig::default()
+    };
+    let mut p = Pair::new(cfg, seed);
     p.to_server = Wire::hostile(0.05, 0.02, 0.05);
     p.to_client = Wire::hostile(0.05, 0.02, 0.05);
     p

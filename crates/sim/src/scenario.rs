@@ -446,8 +446,9 @@ pub struct AssociationSpec {
     /// Gap ack blocks one SACK reports at most (default 1024; fewer when the smallest path
     /// MTU holds fewer).
     pub max_gap_blocks: Option<usize>,
-    /// When a chunk counts as lost: `dupthresh` (three miss indications, RFC 9260, the
-    /// default) or `rack` (RACK-TLP, RFC 8985: time-based, with tail loss probes).
+    /// When a chunk counts as lost: `auto` (default: `rack` on one path, `dupthresh` under
+    /// CMT), `dupthresh` (three miss indications, RFC 9260) or `rack` (RACK-TLP, RFC 8985:
+    /// time-based, with tail loss probes).
     pub loss_detection: Option<LossDetection>,
     /// The path MTU the association assumes (without PLPMTUD) or searches up to (with it),
     /// in bytes of IP packet. Unset: the first path's `mtu`.

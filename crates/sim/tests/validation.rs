@@ -321,9 +321,11 @@ fn dumbbell_shares_the_bottleneck_with_a_competing_flow() {
     assert!((0.3..0.7).contains(&share), "share {share}");
 }
 
-/// 004_*.txt §4's singlehomed setup: 1 Mbit/s, 100 ms, 100 packets, delayed ack 200 ms.
+/// 004_*.txt §4's singlehomed setup: 1 Mbit/s, 100 ms, 100 packets, delayed ack 200 ms,
+/// RFC 4960's loss detection (three misses, T3).
 const PAPER_PATH: &str = r#"
 [association]
+loss_detection = "dupthresh"
 delayed_ack = "200ms"
 sack_freq = 2
 rto_min = "1s"

@@ -139,8 +139,11 @@ impl SpuriousDetection {
 
 impl LossDetection {
     /// Every loss detection rule with its name.
-    pub const NAMES: [(&'static str, Self); 2] =
-        [("dupthresh", Self::DupThresh), ("rack", Self::Rack)];
+    pub const NAMES: [(&'static str, Self); 3] = [
+        ("auto", Self::Auto),
+        ("dupthresh", Self::DupThresh),
+        ("rack", Self::Rack),
+    ];
 }
 
 /// `FromStr`, `Display` and (feature `serde`) `Deserialize` for an enum with a `NAMES`

@@ -158,9 +158,14 @@ impl RackState {
 }
 
 impl Association {
-    /// Whether RACK-TLP is the loss-detection rule.
+    /// Whether RACK-TLP is the loss-detection rule (`Auto`: unless CMT sends on several
+    /// paths).
     pub(crate) fn rack_on(&self) -> bool {
-        self.cfg.loss_detection == LossDetection::Rack
+        match self.cfg.loss_detection {
+            LossDetection::Rack => true,
+            LossDetection::DupThresh => false,
+            LossDetection::Auto => self.multipath_cfg().is_none() || self.paths.len() < 2,
+        }
     }
 
     /// A SACK at `now` newly delivered `s` (cumulatively or in a gap block).
