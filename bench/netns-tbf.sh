@@ -3,8 +3,9 @@
 # joined by a veth pair whose sender side is shaped with `tc qdisc tbf` to RATE (default
 # 200mbit) with a queue of QUEUE packets (default 100; the kernel has no netem, so no added
 # delay). `braid perf client --time TIME` sends MSG_SIZE-byte messages to `braid perf server`
-# once per controller setting in CCS (default "tcp reno cubic cubic+rack cubic+rack+pacing";
-# "+rack" is --loss rack, "+pacing" --pacing; "tcp" is the kernel's TCP, as a reference:
+# once per controller setting in CCS (default "tcp reno cubic cubic+pacing"; each with the
+# default loss detection, `auto`: RACK-TLP on this one path; "+rack" is --loss rack,
+# "+dupthresh" --loss dupthresh, "+pacing" --pacing; "tcp" is the kernel's TCP, as a reference:
 # Python's sockets, goodput from the receiver's first to last byte), ROUNDS times
 # alternating; prints each run's goodput and its share of the shaped rate, then the mean
 # per setting.
@@ -39,7 +40,7 @@ MSG_SIZE="${MSG_SIZE:-1444}"
 # and HZ=250), so a late tbf timer costs link time; BURST=100000 follows the rule.
 BURST="${BURST:-3028}"
 ROUNDS="${ROUNDS:-2}"
-CCS="${CCS:-tcp reno cubic cubic+rack cubic+rack+pacing}"
+CCS="${CCS:-tcp reno cubic cubic+pacing}"
 LIMIT="${LIMIT:-$((ROUNDS * $(wc -w <<<"$CCS") * (TIME + 10) + 20))}"
 if [ -z "${_BRAID_NETNS_INNER:-}" ]; then
   _BRAID_NETNS_INNER=1 exec timeout -k 5 "$LIMIT" bash "$SELF" "$@"
@@ -101,6 +102,7 @@ for r in $(seq "$ROUNDS"); do
     fi
     args=(--cc "${cc%%+*}" --msg-size "$MSG_SIZE")
     case "+${cc#*+}+" in *+rack+*) [ "${cc%%+*}" != "$cc" ] && args+=(--loss rack) ;; esac
+    case "+${cc#*+}+" in *+dupthresh+*) [ "${cc%%+*}" != "$cc" ] && args+=(--loss dupthresh) ;; esac
     case "+${cc#*+}+" in *+pacing+*) [ "${cc%%+*}" != "$cc" ] && args+=(--pacing) ;; esac
     ip netns exec "$NR" "$BRAID" perf server --bind 10.212.0.2:9899 --one-off --json \
       >/dev/null 2>&1 &
