@@ -528,6 +528,37 @@ fn a_tsn_dropped_from_the_gap_blocks_counts_one_miss_and_is_not_resent_at_once()
     assert!(s.assoc().paths()[0].flight_size >= 2 * full);
 }
 
+/// A SACK carries as many gap blocks as fit its packet (RFC 9260 §3.3.4), and duplicates
+/// reported with it take only the room left: the blocks a peer saw do not vanish from the
+/// next SACK, which it would read as reneging (§6.2.1 D iv).
+#[test]
+fn a_full_sack_keeps_its_gap_blocks_when_duplicates_come() {
+    let mut s = Script::server(19);
+    s.establish_passive();
+    // Every other TSN from the second on: 400 holes.
+    for i in 0..400u32 {
+        s.send_chunks(vec![data(s.peer_tsn(1 + 2 * i), 0, 1 + i as u16, b"x")]);
+    }
+    let last_sack = |s: &mut Script| {
+        let sacks: Vec<Sack> = s.take_sent().iter().flat_map(|o| o.all::<Sack>()).collect();
+        sacks.last().cloned().expect("a SACK")
+    };
+    let full = last_sack(&mut s);
+    let mtu = s.assoc().paths()[0].mtu;
+    // 1500-byte path: (1500 - 20 IP - 8 UDP - 12 common - 16 SACK header) / 4 = 361.
+    assert_eq!(
+        full.gap_blocks.len(),
+        (mtu - 12 - 16) / 4,
+        "{}",
+        full.gap_blocks.len()
+    );
+    // A duplicate: reported, but no block is dropped for it.
+    s.send_chunks(vec![data(s.peer_tsn(1), 0, 1, b"x")]);
+    let with_dup = last_sack(&mut s);
+    assert_eq!(with_dup.gap_blocks, full.gap_blocks);
+    assert!(with_dup.dup_tsns.len() <= 1);
+}
+
 // ============================================================================ 9. zero window
 
 #[test]

@@ -329,10 +329,15 @@ impl Association {
         } else {
             (16, 1)
         };
-        let entries = (room.saturating_sub(header) / 4).saturating_sub(dup_tsns.len());
+        // The blocks take the room first and duplicates what is left, so the blocks do not
+        // shrink when duplicates come (a block dropped reads as reneging, §6.2.1).
+        let entries = room.saturating_sub(header) / 4;
         let max_blocks = self.cfg.max_gap_blocks.min(entries / lists);
         let mut gap_blocks: Vec<GapAckBlock> = Vec::new();
         self.tsn_map.gap_blocks(max_blocks, &mut gap_blocks);
+        // The NR list (Delivered policy) may split blocks, up to `max_blocks` of its own.
+        let nr_room = if lists == 2 { max_blocks } else { 0 };
+        dup_tsns.truncate(entries.saturating_sub(gap_blocks.len() + nr_room));
         let a_rwnd = self.local_rwnd();
         self.sack.due = false;
         self.timers.set(Timer::DelayedSack, None);

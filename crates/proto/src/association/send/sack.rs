@@ -243,9 +243,10 @@ impl Association {
             if s.state == ChunkState::GapAcked {
                 // §6.2.1 D iv: possibly missing (reneged, or a SACK cut to fit its packet):
                 // one miss indication, and T3-rtx runs for its path, not a retransmission.
-                s.set_state(ChunkState::InFlight, &mut self.paths, &mut tx.tally);
+                // In flight where it was last sent (it may wait elsewhere for a resend).
+                s.unmark(&mut self.paths, &mut tx.tally);
                 s.misses = s.misses.saturating_add(1);
-                let path = s.path;
+                let path = s.sent_on;
                 if !self.timers.is_running(Timer::T3(path)) {
                     let rto = self.paths[path.0 as usize].rtt.rto();
                     self.timers.set(Timer::T3(path), Some(now + rto));

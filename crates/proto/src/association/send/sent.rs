@@ -158,11 +158,12 @@ impl Sent {
         tally.enter(self, paths);
     }
 
-    /// A chunk marked by a timeout found spurious goes back in flight on the path of its last
-    /// transmission, with its share of the buffers (004_*.txt §5: no Go-Back-N).
+    /// The chunk goes back in flight on the path of its last transmission, with its share of
+    /// the buffers: marked by a timeout found spurious (004_*.txt §5: no Go-Back-N), or
+    /// gap-acked and then missing from a SACK (RFC 9260 §6.2.1 D iv).
     pub(crate) fn unmark(&mut self, paths: &mut [Path], tally: &mut Tally) {
         debug_assert!(
-            matches!(self.state, ChunkState::Marked(_)),
+            matches!(self.state, ChunkState::Marked(_) | ChunkState::GapAcked),
             "unmark {self:?}"
         );
         tally.leave(self, paths);

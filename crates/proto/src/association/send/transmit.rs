@@ -118,7 +118,8 @@ impl Association {
     /// retransmit. RFC 9260 §6.1 rule C puts retransmissions before new data; under CMT a
     /// path could otherwise send new data the peer cannot deliver while the hole waits.
     pub(crate) fn stranded_head_for(&self, path: PathId) -> bool {
-        if self.tx.tally.marked == 0 || self.paths.len() == 1 || self.ls() {
+        let cmt = self.multipath_cfg().is_some() && self.paths.len() > 1;
+        if self.tx.tally.marked == 0 || !cmt || self.ls() {
             return false;
         }
         let Some(head) = self.tx.outstanding.front() else {
@@ -427,8 +428,11 @@ impl Association {
                 p.rtt_probe = None;
             }
         }
-        // §7.2.4 step 3: the cwnd exemption covers one packet, used or not.
-        self.paths[pi].rtx_cwnd_exempt = false;
+        // §7.2.4 step 3: the cwnd exemption covers one packet; it stays for the next packet
+        // when this one had no room left for a retransmission (a full-size SACK came first).
+        if wrote || *room == full_room {
+            self.paths[pi].rtx_cwnd_exempt = false;
+        }
         if self.paths.len() == 1 || !rtx_left {
             rtx_left = self.rtx_waiting_on(path);
         }
