@@ -39,39 +39,30 @@ PAYLOAD_RATE=$(python3 -c 'print(1000 * 1452 / 1500)')
 [ "$PATHS" = 2 ] && RTT_HEAD="RTT A / B (ms)" || RTT_HEAD="RTT (ms)"
 echo "| $RTT_HEAD | loss | cc | goodput (Mbit/s) | of payload rate | recv window (MiB) | send buffer (MiB) | retransmissions |"
 echo "|---:|---:|---|---:|---:|---:|---:|---:|"
+# One [[path]] table: NAME, rate in Mbit/s, RTT in ms; a drop-tail queue of one BDP in
+# 1500-byte packets (rate x RTT / 12000 bits); the loss rate is filled in per run (LOSS).
+path_toml() {
+  cat <<EOP
+[[path]]
+name = "$1"
+rate = "$2Mbit/s"
+delay = "$(python3 -c "print($3 / 2)")ms"
+queue = $(($3 * $2 * 1000 / 12000))
+loss = LOSS
+EOP
+}
+
 for rtt in $RTTS; do
-  # One BDP of 1500-byte packets: rate x RTT / 12000 bits.
   if [ "$PATHS" = 2 ]; then
     rtt_b=$(python3 -c "print(round($rtt * $RTT_RATIO))")
     label="$rtt / $rtt_b"
-    paths=$(cat <<EOP
-[[path]]
-name = "A"
-rate = "500Mbit/s"
-delay = "$(python3 -c "print($rtt / 2)")ms"
-queue = $((rtt * 500000 / 12000))
-loss = LOSS
+    paths="$(path_toml A 500 "$rtt")
 
-[[path]]
-name = "B"
-rate = "500Mbit/s"
-delay = "$(python3 -c "print($rtt_b / 2)")ms"
-queue = $((rtt_b * 500000 / 12000))
-loss = LOSS
-EOP
-)
+$(path_toml B 500 "$rtt_b")"
     cmt="cmt = true"
   else
     label="$rtt"
-    paths=$(cat <<EOP
-[[path]]
-name = "A"
-rate = "1Gbit/s"
-delay = "$(python3 -c "print($rtt / 2)")ms"
-queue = $((rtt * 1000000 / 12000))
-loss = LOSS
-EOP
-)
+    paths=$(path_toml A 1000 "$rtt")
     cmt=""
   fi
   for loss in $LOSSES; do

@@ -136,7 +136,7 @@ impl Association {
         self.init_attempts = 0;
         self.reset_burst();
         self.events.push_back(Event::Connected);
-        let measure = self.multipath_cfg().is_some() && self.paths.len() > 1;
+        let measure = self.multipath_active();
         for i in 0..self.paths.len() {
             self.schedule_heartbeat(now, PathId(i as u16));
             if self.paths[i].confirmed {

@@ -110,7 +110,7 @@ impl Association {
             me: pi,
         });
         p.rtt.backoff();
-        let cmt = self.multipath_cfg().is_some() && self.paths.len() > 1;
+        let cmt = self.multipath_active();
         let recover = self.highest_outstanding_on(path, cmt);
         let p = &mut self.paths[pi];
         p.recovery = Recovery::AfterTimeout { recover };

@@ -77,7 +77,7 @@ impl Association {
         }
         self.sack_since_t3 = true;
         self.paths[self.rx_path.0 as usize].sack_since_t3 = true;
-        let cmt = self.multipath_cfg().is_some() && self.paths.len() > 1;
+        let cmt = self.multipath_active();
         let mut ack = std::mem::take(&mut self.ack_scratch);
         ack.flight_before.clear();
         ack.flight_before

@@ -118,7 +118,7 @@ impl Association {
     /// retransmit. RFC 9260 §6.1 rule C puts retransmissions before new data; under CMT a
     /// path could otherwise send new data the peer cannot deliver while the hole waits.
     pub(crate) fn stranded_head_for(&self, path: PathId) -> bool {
-        let cmt = self.multipath_cfg().is_some() && self.paths.len() > 1;
+        let cmt = self.multipath_active();
         if self.tx.tally.marked == 0 || !cmt || self.ls() {
             return false;
         }
@@ -128,14 +128,10 @@ impl Association {
         matches!(head.state, ChunkState::Marked(_))
             && head.path != path
             && !self.may_retransmit_on(head.path)
-            && self.rtx_marked_empty(path)
+            && !self.rtx_waiting_on(path)
             && self.may_retransmit_on(path)
             && self.usable_for_data(path)
             && !self.paths[path.0 as usize].forbidden
-    }
-
-    fn rtx_marked_empty(&self, path: PathId) -> bool {
-        self.paths[path.0 as usize].rtx_marked.is_empty()
     }
 
     /// Moves the chunk holding the cumulative ack back to `path` (see

@@ -164,7 +164,7 @@ impl Association {
         match self.cfg.loss_detection {
             LossDetection::Rack => true,
             LossDetection::DupThresh => false,
-            LossDetection::Auto => self.multipath_cfg().is_none() || self.paths.len() < 2,
+            LossDetection::Auto => !self.multipath_active(),
         }
     }
 
@@ -314,7 +314,7 @@ impl Association {
         let mut lost = Vec::new();
         self.rack_detect(now, &mut lost);
         if !lost.is_empty() {
-            let cmt = self.multipath_cfg().is_some() && self.paths.len() > 1;
+            let cmt = self.multipath_active();
             self.fast_retransmit(now, &lost, cmt);
             self.reset_burst();
         }
