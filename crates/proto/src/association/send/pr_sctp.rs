@@ -75,8 +75,9 @@ impl Association {
             self.spurious_on_abandon(tsn);
         }
         self.events = events;
-        // A message cut in the middle of its fragmentation keeps sending its other fragments
-        // from the queue; those are abandoned as they are sent.
+        // A message cut in the middle of its fragmentation sends none of the rest: a standard
+        // receiver may abort on fragments behind the FORWARD-TSN that skipped their message.
+        self.tx.abandon_unsent_rest(stream, mid, unordered);
         self.stats.abandoned_messages += 1;
     }
 

@@ -41,6 +41,9 @@ struct OutMessage {
     /// I-DATA FSN of the next fragment.
     fsn: u32,
     expires: Option<Instant>,
+    /// PR-SCTP abandoned the fragments already sent: the rest never gets a TSN (RFC 3758
+    /// §3.5 A3, all fragments of a message go together).
+    abandoned: bool,
 }
 
 #[derive(Debug, Default)]
@@ -197,6 +200,7 @@ impl SendQueue {
             mid: 0,
             fsn: 0,
             expires,
+            abandoned: false,
         });
         s.buffered += len;
         if s.buffered > self.low_threshold {
@@ -262,15 +266,22 @@ impl SendQueue {
                 self.current = None;
                 continue;
             };
-            if m.offset == 0 && m.expires.is_some_and(|e| now >= e) {
-                let len = m.data.len();
+            let expired = m.offset == 0 && m.expires.is_some_and(|e| now >= e);
+            if expired || m.abandoned {
+                let rest = m.data.len() - m.offset;
+                let counted = m.abandoned;
                 s.queue.pop_front();
-                s.buffered -= len;
-                self.queued_bytes -= len;
+                s.buffered -= rest;
+                self.queued_bytes -= rest;
                 let more = !s.queue.is_empty();
                 self.sched.on_message_done(stream, more);
                 self.current = None;
-                return Some(Next::Dropped);
+                self.current_path = None;
+                return Some(if counted {
+                    Next::RestDropped
+                } else {
+                    Next::Dropped
+                });
             }
             let beginning = m.offset == 0;
             if beginning && !m.opts.unordered {
@@ -340,6 +351,24 @@ impl SendQueue {
         }
     }
 
+    /// PR-SCTP abandoned the sent fragments of the message `mid` (ordered or not) of
+    /// `stream`: if it is the stream's partly sent head, its unsent rest is dropped before it
+    /// gets a TSN (RFC 3758 §3.5 A3) and the message stops pinning its path.
+    pub(crate) fn abandon_unsent_rest(&mut self, stream: u16, mid: u32, unordered: bool) {
+        let Some(s) = self.streams.get_mut(stream as usize) else {
+            return;
+        };
+        let Some(m) = s.queue.front_mut() else {
+            return;
+        };
+        if m.offset > 0 && m.mid == mid && m.opts.unordered == unordered {
+            m.abandoned = true;
+            if self.current == Some(stream) {
+                self.current_path = None;
+            }
+        }
+    }
+
     /// The path the partly sent message is pinned to.
     pub(crate) fn pinned_path(&self) -> Option<PathId> {
         self.current_path
@@ -373,6 +402,8 @@ pub(crate) enum Next {
     Chunk(Sent),
     /// A message whose lifetime ran out before it was sent was dropped.
     Dropped,
+    /// The unsent rest of a message PR-SCTP abandoned part-way was dropped (already counted).
+    RestDropped,
 }
 
 impl SendQueue {

@@ -483,6 +483,7 @@ impl Association {
                     self.stats.abandoned_messages += 1;
                     continue;
                 }
+                Some(Next::RestDropped) => continue,
                 Some(Next::Chunk(sent)) => sent,
             };
             sent.epoch = self.paths[pi].fail_epoch;
