@@ -163,6 +163,8 @@ pub struct Association {
     sack_since_t3: bool,
     /// Path of the packet being processed (SACKs mark the path they arrived on).
     rx_path: PathId,
+    /// The path the last SHUTDOWN came in on (RFC 9260 §6.4: the SHUTDOWN-ACK goes there).
+    shutdown_rx_path: Option<PathId>,
     /// Size of the datagram being processed (to decide whether to copy small payloads).
     rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
@@ -260,6 +262,7 @@ impl Association {
             stats: AssociationStats::default(),
             sack_since_t3: false,
             rx_path: PathId(0),
+            shutdown_rx_path: None,
             rx_datagram_len: 0,
             ack_scratch: send::Acked::default(),
             views: Vec::new(),

@@ -18,6 +18,8 @@ impl Association {
         ) {
             return;
         }
+        // RFC 9260 §6.4: the SHUTDOWN-ACK answering it goes where it came from.
+        self.shutdown_rx_path = Some(self.rx_path);
         let flight: usize = self.paths.iter().map(|p| p.flight_size).sum();
         let rwnd = u32::try_from(self.tx.peer_rwnd + flight).unwrap_or(u32::MAX);
         self.on_sack(now, s.cum_tsn_ack, rwnd, &[], &[]);
@@ -32,7 +34,7 @@ impl Association {
             State::ShutdownSent => {
                 // Both sides shut down at once: answer with SHUTDOWN-ACK at once.
                 self.events.push_back(Event::PeerShutdown);
-                self.shutdown_path = self.single_data_path();
+                self.shutdown_path = self.shutdown_reply_path();
                 self.send_shutdown_ack(now);
             }
             _ => {}
@@ -66,9 +68,17 @@ impl Association {
     /// SHUTDOWN-RECEIVED with nothing left to send: SHUTDOWN-ACK (RFC 9260 §9.2).
     pub(super) fn shutdown_ack_if_done(&mut self, now: Instant) {
         if self.state == State::ShutdownReceived && self.tx.is_empty() {
-            self.shutdown_path = self.single_data_path();
+            self.shutdown_path = self.shutdown_reply_path();
             self.send_shutdown_ack(now);
         }
+    }
+
+    /// Where the first SHUTDOWN-ACK goes: the source of the last SHUTDOWN (RFC 9260 §6.4)
+    /// while that path is active, else where new data would go.
+    fn shutdown_reply_path(&self) -> PathId {
+        self.shutdown_rx_path
+            .filter(|p| self.paths[p.0 as usize].state == PathState::Active)
+            .unwrap_or_else(|| self.single_data_path())
     }
 
     /// Queues the one SHUTDOWN of the packet to come on `path` (a queued one is replaced,

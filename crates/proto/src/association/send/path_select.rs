@@ -242,6 +242,13 @@ impl Association {
                 // on since the last SACK returns it soonest and follows a failover
                 // (draft-tuexen-tsvwg-sctp-multipath allows any destination).
                 let fresh = self.sack_paths;
+                if fresh == 0
+                    && let Some(p) = usable(self.last_data_path)
+                {
+                    // A window update (no DATA since the last SACK) goes where DATA last came
+                    // from, a path known to work: the quickest may have been cut since.
+                    return Some(p);
+                }
                 self.paths
                     .iter()
                     .filter(|p| p.state == PathState::Active && p.confirmed)
