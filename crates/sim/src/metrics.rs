@@ -30,6 +30,9 @@
 //! * `app_messages_missing`, `app_messages_duplicated`: over the whole run, messages of an
 //!   ordered stream the receiving application skipped (a later one arrived first) or got
 //!   twice (or out of order), from the per-stream sequence number in each message.
+//! * `recv_window_drops`: over the whole run, DATA chunks the receiver discarded for lack of
+//!   room although they fitted the window it last advertised (RFC 9260 §6.2; 0 unless the
+//!   sender's chunks shrank far below the size the advertisement assumed).
 //! * `app_messages_corrupt`: over the whole run, messages the receiving application got
 //!   with another length or other bytes than were sent (each message's length and CRC32c,
 //!   see [`crate::traffic`]). These three make [`crate::run::RunResult::check_integrity`].
@@ -296,6 +299,8 @@ pub struct Final<'a> {
     pub icmp_too_big: Vec<bool>,
     /// The sender's association.
     pub sender: Option<&'a Association>,
+    /// The receiver's association.
+    pub receiver: Option<&'a Association>,
     /// IP (and UDP) header bytes in front of each SCTP packet.
     pub header_bytes: usize,
     /// Transfers: `Some(completion)` if the measured traffic has any.
@@ -525,6 +530,8 @@ impl Metrics {
         m.insert("app_messages_missing".into(), f.app_missing as f64);
         m.insert("app_messages_duplicated".into(), f.app_duplicated as f64);
         m.insert("app_messages_corrupt".into(), f.app_corrupt as f64);
+        let drops = f.receiver.map_or(0, |r| r.stats().recv_window_drops);
+        m.insert("recv_window_drops".into(), drops as f64);
         if let Some(done) = f.transfer {
             m.insert(
                 "transfer_time_s".into(),

@@ -1447,6 +1447,7 @@ impl<'s> World<'s> {
                 .map(|p| p.icmp_mode() != IcmpMode::None)
                 .collect(),
             sender: assoc(&self.hosts[HOST_A]),
+            receiver: assoc(&self.hosts[HOST_B]),
             header_bytes: self.header,
             transfer,
             start: self.a_start,

@@ -103,6 +103,10 @@ pub struct AssociationStats {
     /// T3-rtx expiries found spurious (004_*.txt: Eifel or DupTSN): every expiry of a
     /// loss-recovery episode found spurious, its cuts undone once.
     pub spurious_timeouts: u64,
+    /// DATA chunks the receiver discarded for lack of room although their payload fitted
+    /// the window it last advertised (RFC 9260 §6.2: 0 unless a sender cuts far smaller
+    /// chunks than before, whose per-chunk charge the advertisement did not foresee).
+    pub recv_window_drops: u64,
 }
 
 /// A control chunk waiting for a packet, with the path it must leave on.
@@ -238,7 +242,7 @@ impl Association {
             reasm: Reassembly::new(cfg.max_inbound_streams),
             carried: VecDeque::new(),
             inbound_streams: cfg.max_inbound_streams,
-            sack: rx::SackState::default(),
+            sack: rx::SackState::new(cfg.recv_buffer),
             cfg,
             key,
             rng,

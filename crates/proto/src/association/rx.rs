@@ -21,6 +21,16 @@ const FRAGMENT_OVERHEAD: usize = 64;
 /// Chunks held at most: well below 2^15 so ordered SSNs stay comparable in serial arithmetic.
 const MAX_HELD_CHUNKS: usize = 16_384;
 
+/// Memory (payload plus per-chunk charge) the receiver holds at most for chunks beyond the
+/// highest TSN: the window plus a quarter, so a full window of chunks of 256 bytes or more
+/// fits with its charge (a_rwnd counts payload only).
+fn rx_memory_cap(window: usize) -> usize {
+    window + window / 4
+}
+
+/// The payload length a sender is assumed to cut before any chunk arrived (1500-byte MTU).
+const TYPICAL_CHUNK: usize = 1436;
+
 /// What the receiver needs of a DATA or I-DATA chunk's header to accept it.
 struct UserChunk {
     tsn: u32,
@@ -50,7 +60,7 @@ enum Admit {
 const COPY_BELOW: usize = 256;
 
 /// When to send the next SACK.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct SackState {
     /// A SACK must go out with the next packet.
     pub(super) due: bool,
@@ -73,12 +83,46 @@ pub(super) struct SackState {
     last_ack_cum: Option<u32>,
     /// A DATA chunk with the retransmit bit arrived since the last SACK (Fig. 6 rule (b)).
     pub(super) rbit: bool,
+    /// Payload bytes of the last a_rwnd not yet taken by new chunks: a chunk dropped for
+    /// room while it fits here broke the advertised window (`recv_window_drops`).
+    promised: usize,
+    /// Moving average (gain 1/8) of new chunks' payload lengths, for a_rwnd's charge.
+    pub(super) chunk_len_avg: usize,
+}
+
+impl SackState {
+    /// The state before any DATA: `a_rwnd` is the window the INIT or INIT-ACK advertised.
+    pub(super) fn new(a_rwnd: usize) -> Self {
+        Self {
+            due: false,
+            packets: 0,
+            dac_flags: 0,
+            last_rwnd: 0,
+            readable_signalled: false,
+            undelivered: Undelivered::default(),
+            dropped: false,
+            ts_recent: None,
+            last_ack_cum: None,
+            rbit: false,
+            promised: a_rwnd,
+            chunk_len_avg: TYPICAL_CHUNK,
+        }
+    }
 }
 
 impl Association {
-    /// Our receive window as advertised in a_rwnd.
+    /// Our receive window as advertised in a_rwnd: what is free of the buffer, net of the
+    /// per-chunk charge the chunks that fill it will bring (at the sender's recent chunk
+    /// size), and of the room left under the held-chunk cap. The sender counts payload only
+    /// (RFC 9260 §6.2.1), so every payload within it must be taken (§6.2).
     pub(super) fn local_rwnd(&self) -> usize {
-        self.bufs.recv_window().saturating_sub(self.rx_held())
+        let window = self.bufs.recv_window();
+        let held = self.rx_held();
+        let free = window.saturating_sub(held);
+        let c = self.sack.chunk_len_avg.max(1);
+        let net = rx_memory_cap(window).saturating_sub(held) / (c + FRAGMENT_OVERHEAD) * c;
+        let chunk_room = MAX_HELD_CHUNKS.saturating_sub(self.reasm.held_chunks()) * c;
+        free.min(net).min(chunk_room)
     }
 
     /// Receive-buffer bytes in use: payload held plus a per-chunk overhead charge.
@@ -197,10 +241,16 @@ impl Association {
             return Admit::Done;
         }
         if !self.rx_room_for(tsn, d.len) {
+            if d.len <= self.sack.promised {
+                self.stats.recv_window_drops += 1;
+            }
             self.sack.dropped = true;
             self.sack.due = true;
             return Admit::Done;
         }
+        self.sack.promised = self.sack.promised.saturating_sub(d.len);
+        let avg = self.sack.chunk_len_avg;
+        self.sack.chunk_len_avg = (avg * 7 + d.len) / 8;
         let had_gaps = self.tsn_map.has_gaps();
         self.tsn_map.insert(tsn);
         // The next SACK advertises a grown window, if this chunk ended a round.
@@ -243,9 +293,11 @@ impl Association {
         self.signal_readable();
     }
 
-    /// Whether a new chunk of `len` bytes with `tsn` fits the receive buffer (§6.2): when
-    /// full, only a hole-filling chunk is taken, within a hard cap of 1.25 x the buffer, and
-    /// never more than `MAX_HELD_CHUNKS` chunks are held beyond the highest TSN.
+    /// Whether a new chunk of `len` bytes with `tsn` fits the receive buffer (§6.2): memory
+    /// (payload and per-chunk charge) within [`rx_memory_cap`], a hole-filling chunk within
+    /// a quarter of the buffer more, the chunk the cumulative ack waits for within twice the
+    /// buffer, and never more than `MAX_HELD_CHUNKS` chunks held beyond the highest TSN.
+    /// a_rwnd ([`Self::local_rwnd`]) promises no more than this takes.
     fn rx_room_for(&self, tsn: u32, len: usize) -> bool {
         let beyond = tsn_gt(tsn, self.tsn_map.highest_tsn());
         if self.reasm.held_chunks() >= MAX_HELD_CHUNKS && beyond {
@@ -253,8 +305,12 @@ impl Association {
         }
         let need = self.rx_held() + len + FRAGMENT_OVERHEAD;
         let window = self.bufs.recv_window();
-        let hard_cap = window + window / 4;
-        need <= window || (!beyond && need <= hard_cap)
+        let cap = rx_memory_cap(window);
+        // The chunk at the cumulative ack releases what is held behind it: refusing it when
+        // retransmitted fillers took the room would hold everything forever (braid never
+        // reneges to make room, §6.2.1), so it may overrun the cap up to the buffer again.
+        let first_hole = !beyond && tsn == self.tsn_map.cum_tsn().wrapping_add(1);
+        need <= cap || (!beyond && need <= cap + window / 4) || (first_hole && need <= cap + window)
     }
 
     fn signal_readable(&mut self) {
@@ -352,6 +408,7 @@ impl Association {
         self.sack_paths = 0;
         self.first_data_path = None;
         self.sack.last_rwnd = a_rwnd;
+        self.sack.promised = a_rwnd;
         self.stats.sacks_sent += 1;
         if self.features.nr_sack {
             // braid never reneges (RFC 9260 §6.2 allows it; we do not), so every block may be
