@@ -61,7 +61,7 @@ field() {
 
 fail_run() {
 	echo "cmt-loopback: $1 failed" >&2
-	tail -5 "$WORK"/*.out "$WORK"/*.err >&2
+	tail -n 5 "$WORK"/*.out "$WORK"/*.err >&2
 	exit 1
 }
 

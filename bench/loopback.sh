@@ -56,7 +56,7 @@ field() {
 
 fail_run() {
 	echo "loopback: $1 failed" >&2
-	tail -5 "$WORK"/server.* "$WORK"/client.* >&2
+	tail -n 5 "$WORK"/server.* "$WORK"/client.* >&2
 	exit 1
 }
 
