@@ -9,6 +9,10 @@
 //! The client sends for `--time` or `--bytes`, shuts down gracefully (so every byte is
 //! acknowledged) and prints one line per second and a summary (or one JSON object with
 //! `--json`); Ctrl-C stops it early, aborts the association and still prints the summary.
+//! The summary gives goodput over the whole run (shutdown drain included) and over the
+//! sending time alone (bytes acknowledged while sending, as iperf3 and quinn's perf count);
+//! a stall (nothing acknowledged for three RTOs while data waits) is reported on stderr as it
+//! happens, with each path's state, and counted in the summary.
 //! The server serves any number of associations at once, each with its own verifier and
 //! summary, and goes on when one of them fails (bad data, ABORT, a client that vanished:
 //! nothing received for `--idle-timeout`); `--one-off` serves one and exits with its result.
@@ -784,6 +788,9 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
 
     let start = now();
     let reporter = tokio::spawn(report_client(assoc.clone(), start, progress));
+    let handed = Arc::new(AtomicU64::new(0));
+    let stalls = Arc::new(Stalls::default());
+    let watcher = tokio::spawn(watch_stalls(assoc.clone(), handed.clone(), stalls.clone()));
     let echo_count = Arc::new(EchoCount::default());
     let mut echo_task = args
         .verify_echo
@@ -855,11 +862,14 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
                     break;
                 }
                 sent += len as u64;
+                handed.store(sent, Ordering::Relaxed);
                 j += 1;
             }
             (j, sent, send_res, interrupted)
         };
     let sending_done = now();
+    // Goodput over the sending time alone (no shutdown drain), as iperf3 and quinn count it.
+    let acked_while_sending = assoc.stats().bytes_acked;
     let mut result = send_res;
     if interrupted {
         result = Err(INTERRUPTED.into());
@@ -926,6 +936,8 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     }
     let elapsed = now() - start;
     reporter.abort();
+    watcher.abort();
+    let (stall_count, longest_stall) = stalls.read();
     let paths = match assoc.paths() {
         p if !p.is_empty() => p,
         _ => paths_before,
@@ -948,6 +960,9 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "messages": j,
             "duration_s": secs,
             "send_duration_s": (sending_done - start).as_secs_f64(),
+            "send_time_goodput_mbps": mbps(acked_while_sending, (sending_done - start).as_secs_f64()),
+            "stalls": stall_count,
+            "longest_stall_s": longest_stall.as_secs_f64(),
             "retransmissions": retr,
             "msg_size": msg,
             "streams": k,
@@ -977,6 +992,21 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             human_rate(mbps(sent, secs)),
             if result.is_ok() { "yes" } else { "no" },
         );
+        let send_secs = (sending_done - start).as_secs_f64();
+        let _ = write!(
+            s,
+            "\n      over the sending time 0.00-{send_secs:.2} sec: {} acknowledged, {}",
+            human_bytes(acked_while_sending),
+            human_rate(mbps(acked_while_sending, send_secs)),
+        );
+        if stall_count > 0 {
+            let _ = write!(
+                s,
+                "\n      stalled {stall_count} time(s), longest {:.1} s: nothing acknowledged \
+                 for {STALL_RTOS} RTOs or more while data waited",
+                longest_stall.as_secs_f64()
+            );
+        }
         if let Some(st) = stats
             .as_ref()
             .filter(|st| st.spurious_fast_retransmits + st.spurious_timeouts > 0)
@@ -1217,6 +1247,87 @@ async fn recv_echo(a: Arc<Association>, count: Arc<EchoCount>, inbound: u16) -> 
 }
 
 /// One line per second: goodput (bytes acknowledged), retransmissions, per-path state.
+/// A stall: this many RTOs (and at least [`STALL_MIN`]) without a byte acknowledged while
+/// data handed to `send` waits.
+const STALL_RTOS: u32 = 3;
+/// The shortest stall reported.
+const STALL_MIN: Duration = Duration::from_secs(1);
+
+/// Stalls seen by [`watch_stalls`]: how many, and the longest in milliseconds.
+#[derive(Default)]
+struct Stalls {
+    count: AtomicU64,
+    longest_ms: AtomicU64,
+}
+
+impl Stalls {
+    fn read(&self) -> (u64, Duration) {
+        let ms = self.longest_ms.load(Ordering::Relaxed);
+        (
+            self.count.load(Ordering::Relaxed),
+            Duration::from_millis(ms),
+        )
+    }
+}
+
+/// Reports on stderr, as it happens, every stall of the transfer: no data acknowledged for
+/// [`STALL_RTOS`] RTOs of the slowest active path while bytes `handed` to `send` wait, with
+/// each path's state, so that a transfer that stops moving says so instead of hanging.
+async fn watch_stalls(a: Arc<Association>, handed: Arc<AtomicU64>, stalls: Arc<Stalls>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut last_acked = 0;
+    let mut since = now();
+    let mut reported = false;
+    loop {
+        tick.tick().await;
+        let acked = a.stats().bytes_acked;
+        let waiting = handed.load(Ordering::Relaxed).saturating_sub(acked);
+        if acked != last_acked || waiting == 0 {
+            last_acked = acked;
+            since = now();
+            reported = false;
+            continue;
+        }
+        let paths = a.paths();
+        let rto = (paths.iter())
+            .filter(|p| p.state == braid_net::PathState::Active)
+            .map(|p| p.rto)
+            .max()
+            .unwrap_or(STALL_MIN);
+        let stalled = now() - since;
+        if stalled < (rto * STALL_RTOS).max(STALL_MIN) {
+            continue;
+        }
+        let ms = u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX);
+        stalls.longest_ms.fetch_max(ms, Ordering::Relaxed);
+        if reported {
+            continue;
+        }
+        reported = true;
+        stalls.count.fetch_add(1, Ordering::Relaxed);
+        let mut s = format!(
+            "braid perf: stall: nothing acknowledged for {:.1} s ({STALL_RTOS} RTOs of {:.0} ms) \
+             with {} waiting",
+            stalled.as_secs_f64(),
+            rto.as_secs_f64() * 1e3,
+            human_bytes(waiting)
+        );
+        for p in &paths {
+            let _ = write!(
+                s,
+                "; {} {:?} cwnd {} flight {} rto {:.0} ms retr {}",
+                p.remote,
+                p.state,
+                p.cwnd,
+                p.flight_size,
+                p.rto.as_secs_f64() * 1e3,
+                p.stats.retransmissions
+            );
+        }
+        eprintln!("{s}");
+    }
+}
+
 async fn report_client(a: Arc<Association>, start: Instant, progress: Progress) {
     let mut tick = tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
     let mut last_acked = 0;
