@@ -6,9 +6,14 @@
 //!
 //! Receive side: the advertised window is `window - held`. Growth is decided per *round*, the
 //! time it takes to receive one full window of payload (Linux's receiver RTT estimate: with
-//! a window-limited sender a round is one RTT, with a slower one it is longer). If the
-//! application read at least half a window during the round, it keeps up and the window
-//! limits the peer: the window doubles. A slow reader never makes it grow (its unread bytes
+//! a window-limited sender a round is one RTT, with a slower one it is longer). The window
+//! doubles when the application read at least half a window during the round (it keeps up)
+//! and the round took at most [`WINDOW_LIMITED_RTTS`] of the association's smallest RTT (the
+//! window, not the sender's cwnd or CPU, limits the peer: Linux's dynamic right-sizing sizes
+//! the buffer from what arrives per RTT). Without that second test a fast reader behind a
+//! cwnd-limited sender grew the window to its maximum on any path, and on a fast one the
+//! sender's loss-based cwnd then filled the receiver's UDP socket buffer (a standing queue
+//! of milliseconds, overflow losses). A slow reader never makes it grow (its unread bytes
 //! close the window anyway). The window never shrinks: a_rwnd already in flight stays valid.
 //!
 //! Send side: the limit on queued + unacknowledged bytes is twice the sum of the paths'
@@ -17,6 +22,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::time::Instant;
+
+/// A round (one window received) that took at most this many smallest RTTs came from a
+/// window-limited sender; a longer one did not, and the window does not grow for it.
+pub(crate) const WINDOW_LIMITED_RTTS: u32 = 4;
 
 /// Bytes of buffer growth an endpoint's associations may still take, shared by all of them.
 #[derive(Debug, Clone)]
@@ -104,6 +116,11 @@ pub(crate) struct Buffers {
     read: u64,
     round_received: u64,
     round_read: u64,
+    /// When the current round began (the first payload of the association, then each
+    /// round's end).
+    round_start: Option<Instant>,
+    /// The association's smallest RTT sample (handshake, heartbeats, data), if any.
+    min_rtt: Option<Duration>,
     pub(crate) grant: Grant,
 }
 
@@ -120,6 +137,8 @@ impl Buffers {
             read: 0,
             round_received: 0,
             round_read: 0,
+            round_start: None,
+            min_rtt: None,
             grant: Grant::default(),
         }
     }
@@ -134,18 +153,29 @@ impl Buffers {
         self.read += bytes as u64;
     }
 
-    /// `bytes` of payload were accepted; at the end of a round (one window received) the
-    /// window doubles if the application kept up. Returns whether it grew.
-    pub(crate) fn on_received(&mut self, bytes: usize) -> bool {
+    /// An RTT sample of any path of the association (or of its handshake).
+    pub(crate) fn note_rtt(&mut self, rtt: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+    }
+
+    /// `bytes` of payload were accepted at `now`; at the end of a round (one window
+    /// received) the window doubles if the application kept up and the round was short
+    /// enough for the window to have limited the sender. Returns whether it grew.
+    pub(crate) fn on_received(&mut self, now: Instant, bytes: usize) -> bool {
+        let start = *self.round_start.get_or_insert(now);
         self.received += bytes as u64;
         let window = self.recv_window as u64;
         if self.received - self.round_received < window {
             return false;
         }
         let kept_up = self.read - self.round_read >= window / 2;
+        let window_limited = self
+            .min_rtt
+            .is_none_or(|r| now.saturating_duration_since(start) <= r * WINDOW_LIMITED_RTTS);
         self.round_received = self.received;
         self.round_read = self.read;
-        if !kept_up || self.recv_window >= self.recv_max {
+        self.round_start = Some(now);
+        if !kept_up || !window_limited || self.recv_window >= self.recv_max {
             return false;
         }
         let want = self.recv_window.min(self.recv_max - self.recv_window);
@@ -176,30 +206,67 @@ mod tests {
 
     const MIB: usize = 1 << 20;
 
-    #[test]
-    fn a_window_read_as_fast_as_it_arrives_doubles_each_round_up_to_the_max() {
-        let mut b = Buffers::new(MIB, MIB, MIB, 8 * MIB);
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// Rounds of one window each, received in 1000 pieces read at once, each round taking
+    /// `round`; the window after each.
+    fn rounds(b: &mut Buffers, n: usize, round: Duration) -> Vec<usize> {
+        let mut now = Instant::from_duration(ms(1));
         let mut sizes = vec![b.recv_window()];
-        for _ in 0..6 {
-            // One round: a window received in 1000 pieces, each read at once.
+        for _ in 0..n {
             let w = b.recv_window();
             for _ in 0..1000 {
-                b.on_received(w / 1000 + 1);
+                now += round / 1000;
+                b.on_received(now, w / 1000 + 1);
                 b.on_read(w / 1000 + 1);
             }
             sizes.push(b.recv_window());
         }
+        sizes
+    }
+
+    #[test]
+    fn a_window_read_as_fast_as_it_arrives_doubles_each_round_up_to_the_max() {
+        let mut b = Buffers::new(MIB, MIB, MIB, 8 * MIB);
+        b.note_rtt(ms(100));
+        // Window-limited: one window per RTT.
         assert_eq!(
-            sizes,
+            rounds(&mut b, 6, ms(100)),
             vec![MIB, 2 * MIB, 4 * MIB, 8 * MIB, 8 * MIB, 8 * MIB, 8 * MIB]
         );
     }
 
     #[test]
+    fn without_an_rtt_sample_a_reader_that_keeps_up_grows_the_window() {
+        let mut b = Buffers::new(MIB, MIB, MIB, 4 * MIB);
+        assert_eq!(
+            rounds(&mut b, 3, ms(500)),
+            vec![MIB, 2 * MIB, 4 * MIB, 4 * MIB]
+        );
+    }
+
+    #[test]
+    fn a_window_that_takes_many_rtts_to_arrive_does_not_grow() {
+        // A fast path (0.1 ms) whose sender is held by its cwnd or CPU: a 1 MiB window
+        // takes 2 ms to arrive, 20 RTTs. Growing it would only make a standing queue.
+        let mut b = Buffers::new(MIB, MIB, MIB, 32 * MIB);
+        b.note_rtt(Duration::from_micros(100));
+        assert_eq!(rounds(&mut b, 5, ms(2)), vec![MIB; 6]);
+        // The same rounds within the bound grow it.
+        let mut b = Buffers::new(MIB, MIB, MIB, 32 * MIB);
+        b.note_rtt(ms(1));
+        assert_eq!(rounds(&mut b, 2, ms(2)), vec![MIB, 2 * MIB, 4 * MIB]);
+    }
+
+    #[test]
     fn a_reader_that_does_not_keep_up_never_grows_the_window() {
         let mut b = Buffers::new(MIB, MIB, MIB, 8 * MIB);
+        let mut now = Instant::from_duration(ms(1));
         for _ in 0..10 {
-            b.on_received(MIB / 4);
+            now += ms(1);
+            b.on_received(now, MIB / 4);
             b.on_read(MIB / 10);
         }
         assert_eq!(b.recv_window(), MIB);

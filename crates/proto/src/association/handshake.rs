@@ -94,6 +94,10 @@ impl Association {
             cookie.peer_port,
         );
         a.local_addrs = locals;
+        // INIT-ACK out (the cookie's creation) to COOKIE-ECHO in: the round trip a receiver
+        // that sends no data knows, for sizing its window (crate::autotune).
+        a.bufs
+            .note_rtt(now.saturating_duration_since(cookie.created));
         a.adopt_cookie(cookie);
         a.add_peer_paths(now, &cookie.peer_addresses);
         a.queue_control(PathId(0), CookieAck);

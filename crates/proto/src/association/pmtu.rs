@@ -124,6 +124,7 @@ impl Association {
             && sent <= now
         {
             p.rtt.on_sample(now.saturating_duration_since(sent));
+            self.bufs.note_rtt(now.saturating_duration_since(sent));
         }
         self.pmtu_apply(now, path, step);
     }

@@ -43,7 +43,14 @@ pub(crate) struct Acked {
     /// Per path: the smallest RTT of a first transmission this SACK acknowledged, and the
     /// highest send sequence it acknowledged (HyStart++ rounds, RFC 9406 §4.2).
     pub(crate) samples: Vec<(Option<Duration>, Option<u64>)>,
+    /// The SACK reported so many gap blocks that it may have left higher ones out (a
+    /// peer's SACK fits one packet): chunks above its last block are of unknown fate.
+    pub(crate) maybe_truncated: bool,
 }
+
+/// A SACK with at least this many gap blocks may have been cut to fit its packet (64 was
+/// braid's own limit before SACKs took the MTU, and is where other stacks stop).
+const TRUNCATION_HINT_BLOCKS: usize = 64;
 
 impl Acked {
     /// Notes a newly acknowledged chunk for the controller's RTT and round tracking.
@@ -88,6 +95,7 @@ impl Association {
         ack.samples.resize(self.paths.len(), (None, None));
         ack.fresh = 0;
         ack.cum_advanced = cum != self.tx.cum_ack;
+        ack.maybe_truncated = gaps.len() >= TRUNCATION_HINT_BLOCKS;
         // CUC: each path's pseudo-cumulative ack before the SACK.
         let pseudo_before = if cmt {
             self.pseudo_cumacks()
@@ -326,7 +334,15 @@ impl Association {
                 self.trace_window(now, PathId(i as u16), before, WindowCause::Ack);
             }
             let pending = cmt && pseudo_after[i].is_some();
-            self.restart_t3(now, i, advanced && ack.on[i] > 0, pending);
+            // Under CMT, while SACKs may be truncated, a chunk sent more than an RTO ago can be
+            // acked only now because earlier SACKs had no room to report it: that is no sign
+            // the path moves (R3 means its earliest send), and restarting T3 on each one kept
+            // a path's flight of chunks no SACK reported waiting for a timer that never came
+            // (two 500 Mbit/s paths at 50/100 ms crawled at 0.3 Mbit/s for 15 s).
+            let rto = self.paths[i].rtt.rto();
+            let fresh_ack =
+                !cmt || !ack.maybe_truncated || ack.samples[i].0.is_none_or(|rtt| rtt < rto);
+            self.restart_t3(now, i, advanced && ack.on[i] > 0 && fresh_ack, pending);
         }
         self.cc_scratch = views;
         reactivated
@@ -426,6 +442,7 @@ impl Association {
                 p.rtt_probe = None;
                 if tx_count == 1 {
                     p.rtt.on_sample(now - sent);
+                    self.bufs.note_rtt(now - sent);
                 }
             } else if tsn_gt(tsn, probe) {
                 // The probe itself was lost or retransmitted: take no sample this round.
