@@ -1628,6 +1628,7 @@ async fn serve(
             "goodput_mbps": mbps(v.bytes, secs),
             "duplicate_tsns": stats.as_ref().map_or(0, |s| s.duplicate_tsns),
             "sacks_sent": stats.as_ref().map_or(0, |s| s.sacks_sent),
+            "recv_window_drops": stats.as_ref().map_or(0, |s| s.recv_window_drops),
         });
         println!("{j}");
     } else {
