@@ -7,10 +7,9 @@
 mod common;
 
 use braid_proto::AssociationConfig;
-use braid_wire::chunk::{Data, Sack};
+use braid_wire::chunk::Sack;
 use braid_wire::{Chunk, Packet};
-use bytes::Bytes;
-use common::script::{Script, quiet_config};
+use common::script::{Script, data, quiet_config};
 
 const WINDOW: usize = 64 * 1024;
 
@@ -26,20 +25,9 @@ fn server(seed: u64) -> Script {
     s
 }
 
-/// One whole message in a DATA chunk of `len` bytes.
+/// One whole message of `len` bytes on stream 0, with SSN `ssn`, in a DATA chunk.
 fn chunk(tsn: u32, ssn: u16, len: usize) -> Chunk {
-    Data {
-        tsn,
-        stream_id: 0,
-        ssn,
-        ppid: 0,
-        unordered: false,
-        beginning: true,
-        ending: true,
-        immediate: false,
-        user_data: Bytes::from(vec![0x5a; len]),
-    }
-    .into()
+    data(tsn, 0, ssn, &vec![0x5a; len])
 }
 
 /// The gap-acked range right above the cumulative ack of `sack`: (cum, last TSN acked).
@@ -105,6 +93,17 @@ fn small_chunks_fill_exactly_the_advertised_window_behind_a_gap() {
     fills_the_advertised_window(100, 62);
 }
 
+/// The peer sends TSN 1..=n of `len` bytes each behind the missing TSN 0, ignoring every
+/// SACK; returns the last TSN the last SACK acknowledged.
+fn burst_behind_a_gap(s: &mut Script, n: u32, len: usize) -> u32 {
+    for i in 1..=n {
+        let pkt = s.to_ep(vec![chunk(s.peer_tsn(i), i as u16, len)]);
+        s.inject(&pkt);
+    }
+    let sacks: Vec<Sack> = s.take_sent().iter().flat_map(|o| o.all::<Sack>()).collect();
+    acked_through(sacks.last().expect("no SACK")).1
+}
+
 /// The sender ignores the window's shrinking and sends its initial a_rwnd in one go, as a
 /// sender whose SACKs were all lost would: every one of those chunks fits.
 #[test]
@@ -112,12 +111,7 @@ fn a_burst_of_the_whole_initial_window_is_taken_whole() {
     let mut s = server(63);
     let len = 1000;
     let n = (WINDOW / len) as u32;
-    for i in 1..=n {
-        let pkt = s.to_ep(vec![chunk(s.peer_tsn(i), i as u16, len)]);
-        s.inject(&pkt);
-    }
-    let sacks: Vec<Sack> = s.take_sent().iter().flat_map(|o| o.all::<Sack>()).collect();
-    let (_, through) = acked_through(sacks.last().unwrap());
+    let through = burst_behind_a_gap(&mut s, n, len);
     assert_eq!(
         through,
         s.peer_tsn(n),
@@ -134,12 +128,7 @@ fn chunks_past_the_advertised_window_are_dropped_but_not_counted_as_its_breach()
     let len = 1000;
     // Twice the window, ignoring every SACK.
     let n = (2 * WINDOW / len) as u32;
-    for i in 1..=n {
-        let pkt = s.to_ep(vec![chunk(s.peer_tsn(i), i as u16, len)]);
-        s.inject(&pkt);
-    }
-    let sacks: Vec<Sack> = s.take_sent().iter().flat_map(|o| o.all::<Sack>()).collect();
-    let (_, through) = acked_through(sacks.last().unwrap());
+    let through = burst_behind_a_gap(&mut s, n, len);
     assert!(
         through != s.peer_tsn(n),
         "the receiver took twice its buffer"

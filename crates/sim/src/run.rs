@@ -57,11 +57,13 @@ pub struct RunOptions {
     pub sequence: Option<PathBuf>,
 }
 
-/// The receiving application did not get every message intact, once and in order.
+/// The receiving application did not get every message intact, once and in order, or the
+/// receiver refused data within the window it had advertised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
     "integrity check failed: {corrupt} message(s) corrupt, {missing} missing, {duplicated} \
-     duplicated at the receiving application"
+     duplicated at the receiving application, {window_drops} chunk(s) refused within the \
+     advertised window"
 )]
 pub struct IntegrityError {
     /// `app_messages_corrupt`.
@@ -70,12 +72,14 @@ pub struct IntegrityError {
     pub missing: u64,
     /// `app_messages_duplicated`.
     pub duplicated: u64,
+    /// `recv_window_drops` (RFC 9260 §6.2: what the receiver advertises, it takes).
+    pub window_drops: u64,
 }
 
 impl RunResult {
     /// Whether the measured association delivered every message as it was sent: none corrupt,
-    /// none missing or duplicated on an ordered stream. A metric the run did not report
-    /// counts as 0.
+    /// none missing or duplicated on an ordered stream, and its receiver took every chunk
+    /// that fitted the window it advertised. A metric the run did not report counts as 0.
     ///
     /// # Errors
     ///
@@ -86,8 +90,9 @@ impl RunResult {
             corrupt: count("app_messages_corrupt"),
             missing: count("app_messages_missing"),
             duplicated: count("app_messages_duplicated"),
+            window_drops: count("recv_window_drops"),
         };
-        if e.corrupt + e.missing + e.duplicated == 0 {
+        if e.corrupt + e.missing + e.duplicated + e.window_drops == 0 {
             Ok(())
         } else {
             Err(e)
