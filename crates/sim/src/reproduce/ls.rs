@@ -636,12 +636,13 @@ pub const LS_DEPARTURES: &[Departure] = &[
     },
     Departure {
         id: "fig12/375kB/5-paths",
-        reason: "measured, a weakness of braid's window-share rule (a path holds at most its \
-                 cwnd/RTT share of the peer's window): with five paths a path held back after a \
-                 loss is idle for an RTO, RFC 9260 §7.2.1 halves its cwnd, it then slow-starts \
-                 in bursts that overflow its queue (hundreds of drops and some timeouts). \
-                 Without the rule this point reaches about 90 %, but the paper's Eq. (1) points \
-                 and Figs. 14–18 lose more than that.",
+        reason: "measured: 7–9 retransmission timeouts a minute are left, each a single chunk \
+                 lost while the receiver held most of the 375 kB behind it (every path's flight \
+                 0, nothing sent later on that path to report it missing, so only T3 after \
+                 RTO.Min 1 s finds it); with 64 gap blocks and three miss indications (the \
+                 paper's settings) no tail loss probe helps. Until issue 26 the primary's \
+                 20-packet queue also overflowed with standalone LS-FORWARD-PSN packets \
+                 (about 1,000 DATA drops a minute on p1 against 50–90 on each other path).",
     },
     Departure {
         id: "fig14/follows",
