@@ -636,8 +636,8 @@ pub const LS_DEPARTURES: &[Departure] = &[
     },
     Departure {
         id: "fig12/375kB/5-paths",
-        reason: "measured: 7–9 retransmission timeouts a minute are left, each a single chunk \
-                 lost while the receiver held most of the 375 kB behind it (every path's flight \
+        reason: "measured: 7–9 retransmission timeouts a minute are left, each of 1–3 chunks \
+                 lost while the receiver held most of the 375 kB behind them (every path's flight \
                  0, nothing sent later on that path to report it missing, so only T3 after \
                  RTO.Min 1 s finds it); with 64 gap blocks and three miss indications (the \
                  paper's settings) no tail loss probe helps. Until issue 26 the primary's \
