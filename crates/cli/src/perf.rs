@@ -813,7 +813,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
                 end: start + time,
                 opts,
             };
-            send_interactive(&assoc, w, &mut interrupt, timing_log).await
+            send_interactive(&assoc, w, &mut interrupt, timing_log, handed.clone()).await
         } else {
             let mut j: u64 = 0;
             let mut sent: u64 = 0;
@@ -1085,15 +1085,16 @@ fn wall_ns() -> u128 {
 
 /// `--interactive`: stream 0 sends bulk messages back to back (bounded by
 /// [`BULK_HIGH_WATER`]), a task sends stream 1's small messages on their schedule, until
-/// `end`; each stream's last message carries LAST. Returns (messages, bytes, result,
-/// interrupted) like the plain send loop.
+/// `end`; each stream's last message carries LAST. `sent` counts the bytes handed to `send`
+/// (the stall detector reads it). Returns (messages, bytes, result, interrupted) like the
+/// plain send loop.
 async fn send_interactive(
     assoc: &Arc<Association>,
     w: InteractiveRun,
     interrupt: &mut tokio::signal::unix::Signal,
     log: Option<std::io::BufWriter<std::fs::File>>,
+    sent: Arc<AtomicU64>,
 ) -> (u64, u64, Result<(), String>, bool) {
-    let sent = Arc::new(AtomicU64::new(0));
     let small = tokio::spawn(send_small(
         assoc.clone(),
         w.pattern.clone(),
