@@ -117,10 +117,8 @@ impl Association {
     /// per-chunk charge the chunks that fill it will bring, and the room left under the
     /// held-chunk cap, both at the moving average of the peer's chunk sizes. The sender
     /// counts payload only (RFC 9260 §6.2.1), so every payload within it must be taken
-    /// (§6.2): chunks dropped at the cap after the window was promised stay in the sender's
-    /// flight with nothing above them to report them missing, and under CMT a path's T3,
-    /// restarted by every acknowledged retransmission, never comes (two 500 Mbit/s paths at
-    /// 50/100 ms crawled at 0.3 Mbit/s when a_rwnd fell to 0 only at the cap).
+    /// (§6.2): a chunk dropped beyond the highest TSN after the window was promised stays
+    /// in the sender's flight with nothing above it to report it missing, until T3.
     pub(super) fn local_rwnd(&self) -> usize {
         let window = self.bufs.recv_window();
         let held = self.rx_held();
