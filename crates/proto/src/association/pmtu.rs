@@ -123,8 +123,9 @@ impl Association {
         if let Some(p) = self.paths.get_mut(path.0 as usize)
             && sent <= now
         {
-            p.rtt.on_sample(now.saturating_duration_since(sent));
-            self.bufs.note_rtt(now.saturating_duration_since(sent));
+            let rtt = now.saturating_duration_since(sent);
+            p.rtt.on_sample(rtt);
+            self.bufs.note_rtt(rtt);
         }
         self.pmtu_apply(now, path, step);
     }

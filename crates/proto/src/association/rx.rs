@@ -89,7 +89,7 @@ pub(super) struct SackState {
     /// room while it fits here broke the advertised window (`recv_window_drops`).
     promised: usize,
     /// Moving average (gain 1/8) of new chunks' payload lengths, for a_rwnd's charge.
-    pub(super) chunk_len_avg: usize,
+    chunk_len_avg: usize,
 }
 
 impl SackState {
