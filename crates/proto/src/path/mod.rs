@@ -242,6 +242,9 @@ pub(crate) struct Path {
     /// Cwnd/RTT path assignment (002_*.txt §4.3): bytes of new data assigned here, each
     /// divided by the path's cwnd/RTT when sent; the path with the least goes next.
     pub(crate) assigned: f64,
+    /// LS-SCTP: cwnd/SRTT just before the last fast-retransmit cut, bytes per second (0
+    /// after a timeout): a path's rate between losses, which the cut and SRTT's lag hide.
+    pub(crate) rate_at_loss: f64,
     /// Path Monitor (002_*.txt §4.4): (chunks sent, retransmitted) when the path last
     /// became active; its loss rate counts from there.
     pub(crate) loss_base: (u64, u64),
@@ -322,6 +325,7 @@ impl Path {
             stats: PathStats::default(),
             psn: psn::PsnSender::default(),
             assigned: 0.0,
+            rate_at_loss: 0.0,
             loss_base: (0, 0),
             lost_chunks: 0,
             plpmtud,

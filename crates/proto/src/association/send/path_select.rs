@@ -54,6 +54,13 @@ impl Association {
         p.cc.window() as f64 / rtt.as_secs_f64().max(1e-6)
     }
 
+    /// A loss is about to cut `path`'s cwnd: its rate until now is kept for the window
+    /// cover rule ([`Self::within_window_cover`]).
+    pub(crate) fn note_rate_at_loss(&mut self, path: PathId) {
+        let rate = self.bandwidth_estimate(&self.paths[path.0 as usize]);
+        self.paths[path.0 as usize].rate_at_loss = rate;
+    }
+
     /// `len` bytes of new data went on `path`: its share of the assignment grows by what they
     /// take at its bandwidth estimate.
     pub(crate) fn note_assigned(&mut self, path: PathId, len: usize) {
@@ -65,7 +72,7 @@ impl Association {
 
     /// Whether `path` is among the `max_data_paths` usable paths with the best bandwidth
     /// estimates (ties to the lower id), or no cap is set (002_*.txt §1, §4.6).
-    fn within_path_cap(&self, path: PathId) -> bool {
+    pub(crate) fn within_path_cap(&self, path: PathId) -> bool {
         let Some(cap) = self.cfg.max_data_paths else {
             return true;
         };
@@ -80,6 +87,62 @@ impl Association {
             })
             .count();
         better < usize::from(cap)
+    }
+
+    /// Whether the peer's window lets `path` add to the rate (LS-SCTP, 002_*.txt §4.3
+    /// Eq. (1)): every byte stays in the peer's window until the slowest path in use delivers
+    /// the chunks before it, so paths in use up to RTT_max carry at most window/RTT_max.
+    /// Taking the paths by SRTT, the quickest k give min(Σ cwnd/SRTT, window/RTT_k); new
+    /// data uses the k that gives most (the most paths on a tie). A path without an RTT
+    /// measurement is not held back: only data measures it.
+    pub(crate) fn within_window_cover(&self, path: PathId) -> bool {
+        let Some(mine) = self.paths[path.0 as usize].rtt.srtt() else {
+            return true;
+        };
+        let mut set: Vec<(std::time::Duration, f64)> = self
+            .paths
+            .iter()
+            .filter(|q| self.usable_for_data(q.id) && self.within_path_cap(q.id))
+            // The rate before the last cut: a path recovering from a loss would
+            // otherwise look slower than it is and let slower paths in for a sawtooth.
+            .filter_map(|q| {
+                let rate = self.bandwidth_estimate(q).max(q.rate_at_loss);
+                Some((q.rtt.srtt()?, rate))
+            })
+            .collect();
+        if set.len() < 2 {
+            return true;
+        }
+        set.sort_by_key(|&(rtt, _)| rtt);
+        let held: usize = self.paths.iter().map(|q| q.buffered).sum();
+        let window = (self.tx.peer_rwnd + held) as f64;
+        let (mut sum, mut best, mut best_rtt) = (0.0, 0.0, set[0].0);
+        for &(rtt, b) in &set {
+            let cap = window / rtt.as_secs_f64().max(1e-6);
+            // The candidate counts as able to fill what the window leaves (its own cwnd/RTT
+            // is only as large as the data it was given), and must add an eighth: less is
+            // within what cwnd/SRTT varies by over a sawtooth.
+            if cap >= best * 1.125 {
+                best_rtt = rtt;
+            }
+            sum += b;
+            best = best.max(sum.min(cap));
+        }
+        mine <= best_rtt
+    }
+
+    /// LS-SCTP with one path open to new data (the peer's window covers no other, Eq. (1)):
+    /// the association runs as single-path SCTP, whose tail losses behind a full peer
+    /// window only RACK-TLP finds before T3 (RFC 8985 §7).
+    pub(crate) fn ls_single_data_path(&self) -> bool {
+        self.ls()
+            && self.data_paths() == DataPaths::CwndRtt
+            && self
+                .paths
+                .iter()
+                .filter(|p| self.new_data_allowed_on(p.id))
+                .count()
+                == 1
     }
 
     /// Whether `path` may carry DATA now: active, or — when no path is active — the
@@ -120,7 +183,8 @@ impl Association {
     pub(crate) fn new_data_allowed_on(&self, path: PathId) -> bool {
         self.usable_for_data(path)
             && match self.data_paths() {
-                DataPaths::RoundRobin | DataPaths::CwndRtt => self.within_path_cap(path),
+                DataPaths::RoundRobin => self.within_path_cap(path),
+                DataPaths::CwndRtt => self.within_path_cap(path) && self.within_window_cover(path),
                 DataPaths::Primary => path == self.single_data_path(),
             }
     }
@@ -182,11 +246,23 @@ impl Association {
             .paths
             .iter()
             .any(|p| p.id != from && self.usable_for_data(p.id) && !probed(p));
-        for p in self
+        // LS-SCTP: a path the peer's window cannot cover for new data (Eq. (1)) would hold
+        // the cumulative ack back for its RTT with a retransmission as well, while another
+        // path can take it.
+        let uncovered = |p: &Path| {
+            self.data_paths() == DataPaths::CwndRtt
+                && self.usable_for_data(p.id)
+                && !self.within_window_cover(p.id)
+        };
+        let covered_exists = self
             .paths
             .iter()
-            .filter(|p| self.usable_for_data(p.id) && !(others_free && probed(p)))
-        {
+            .any(|p| self.usable_for_data(p.id) && !uncovered(p));
+        for p in self.paths.iter().filter(|p| {
+            self.usable_for_data(p.id)
+                && !(others_free && probed(p))
+                && !(covered_exists && uncovered(p))
+        }) {
             let sc = rtx_score(policy, p);
             let better = match best {
                 None => true,
@@ -273,14 +349,17 @@ impl Association {
             return self.primary;
         }
         if let Some(p) = self.tx.pinned_path()
-            && (!self.new_data_allowed_on(p) || {
-                let psn = &self.paths[p.0 as usize].psn;
-                psn.probe.is_some() || psn.copy_of.is_some()
-            })
+            && (!self.new_data_allowed_on(p)
+                || {
+                    let psn = &self.paths[p.0 as usize].psn;
+                    psn.probe.is_some() || psn.copy_of.is_some()
+                }
+                || !self.has_data_to_send(p))
         {
             // A message's fragments stay on one path (002_*.txt §4.5) unless it can no longer
             // carry them (failed, or probed by a copy after a timeout and closed to new data
-            // until the copy is acknowledged): then the rest may go elsewhere.
+            // until the copy is acknowledged) or cannot carry them now (its cwnd is full):
+            // fragments take consecutive TSNs, so a pinned message holds every other path.
             self.tx.unpin();
         }
         // Retransmissions first (RFC 9260 §6.1 C): a path holding one it may send now is

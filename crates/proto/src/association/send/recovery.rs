@@ -57,6 +57,7 @@ impl Association {
                 let flight = self.paths[pid].flight_size + self.tx.outstanding[i].data.len();
                 self.spurious_episode_start(now, from, Trigger::FastRetransmit, flight);
                 let before = self.window_of(from);
+                self.note_rate_at_loss(from);
                 self.paths[pid].cc.on_loss(&Ctx {
                     paths: &self.cc_scratch,
                     me: pid,
@@ -105,6 +106,7 @@ impl Association {
         let p = &mut self.paths[pi];
         self.timers.stop(Timer::T3(path));
         p.stats.timeouts += 1;
+        p.rate_at_loss = 0.0;
         p.cc.on_timeout(&Ctx {
             paths: &self.cc_scratch,
             me: pi,

@@ -222,8 +222,14 @@ impl Association {
         if total <= 0.0 || mine >= total {
             return true;
         }
-        let window = (self.tx.peer_rwnd + self.tx.flight_total(&self.paths)) as f64;
-        let share = (window * mine / total).max(2.0 * p.mtu as f64);
+        // The whole window: what the peer has room for plus every byte it may still hold
+        // (`buffered` counts a path's gap-acknowledged chunks, so the window must too).
+        let held: usize = self.paths.iter().map(|q| q.buffered).sum();
+        let window = (self.tx.peer_rwnd + held) as f64;
+        // A path may always fill its own cwnd: its estimate is cwnd/RTT and cwnd grows only
+        // when full (RFC 9260 §7.2.1), so a share below cwnd would hold it there for good.
+        let floor = p.cc.window().max(2 * p.mtu) as f64;
+        let share = (window * mine / total).max(floor);
         (p.buffered as f64) < share
     }
 

@@ -159,12 +159,12 @@ impl RackState {
 
 impl Association {
     /// Whether RACK-TLP is the loss-detection rule (`Auto`: unless CMT sends on several
-    /// paths).
+    /// paths, or LS-SCTP sends new data on several).
     pub(crate) fn rack_on(&self) -> bool {
         match self.cfg.loss_detection {
             LossDetection::Rack => true,
             LossDetection::DupThresh => false,
-            LossDetection::Auto => !self.multipath_active(),
+            LossDetection::Auto => !self.multipath_active() || self.ls_single_data_path(),
         }
     }
 
@@ -294,6 +294,7 @@ impl Association {
             let path = PathId(i as u16);
             self.refresh_cc_views();
             let before = self.window_of(path);
+            self.note_rate_at_loss(path);
             self.paths[i].cc.on_loss(&crate::cc::Ctx {
                 paths: &self.cc_scratch,
                 me: i,
