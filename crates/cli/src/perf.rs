@@ -598,6 +598,7 @@ fn paths_json(paths: &[PathInfo]) -> serde_json::Value {
                     "peer_window": p.stats.limited.peer_window.as_secs_f64() * 1e3,
                     "send_buffer": p.stats.limited.send_buffer.as_secs_f64() * 1e3,
                     "application": p.stats.limited.application.as_secs_f64() * 1e3,
+                    "share": p.stats.limited.share.as_secs_f64() * 1e3,
                 },
             })
         })

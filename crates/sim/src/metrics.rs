@@ -45,8 +45,9 @@
 //!   add nothing); `cwnd_bytes` and `srtt_ms` (sampled means), `pmtu` (the core's path MTU
 //!   plus IP/UDP headers) and `retransmissions` (DATA chunks the sender core retransmitted
 //!   on this path in the window) and `limited_cwnd`, `limited_peer_window`,
-//!   `limited_send_buffer`, `limited_application` (the share of the window in which new
-//!   data on the path waited for that, `PathStats::limited`) for the paths the core uses;
+//!   `limited_send_buffer`, `limited_application`, `limited_share` (LS-SCTP's window share
+//!   or Eq. (1)) (the share of the window in which new data on the path waited for that,
+//!   `PathStats::limited`) for the paths the core uses;
 //!   `drops_queue`, `drops_loss`,
 //!   `drops_failure`, `mtu_drops` (and `icmp_too_big` where enabled), `displaced`,
 //!   `spiked` (packets held by a delay spike), `utilization` of the forward link.
@@ -585,6 +586,7 @@ impl Metrics {
                         ("peer_window", a.peer_window, b.peer_window),
                         ("send_buffer", a.send_buffer, b.send_buffer),
                         ("application", a.application, b.application),
+                        ("share", a.share, b.share),
                     ] {
                         let share = e.saturating_sub(b).as_secs_f64() / secs.max(1e-9);
                         m.insert(format!("{p}limited_{k}"), share);

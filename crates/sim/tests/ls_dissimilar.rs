@@ -72,3 +72,45 @@ fn ls_sctp_matches_the_better_path_and_cmt_on_dissimilar_paths() {
     }
     assert!(failed.is_empty(), "LS-SCTP below SCTP or CMT: {failed:#?}");
 }
+
+#[test]
+fn limited_counters_name_what_holds_each_path() {
+    // 64 KiB cannot cover 5 Mbit/s at 160 ms next to 20 Mbit/s: the slow path is held back by
+    // LS-SCTP's window rule, the quick one by the peer's window it fills.
+    let m = run(&scenario(
+        "ls",
+        ("20Mbit/s", "5Mbit/s"),
+        ("10ms", "80ms"),
+        "64KiB",
+    ));
+    let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+    eprintln!("{m:#?}");
+    assert!(
+        get("path_B_limited_share") > 0.9,
+        "slow path: {}",
+        get("path_B_limited_share")
+    );
+    let a: f64 = ["cwnd", "peer_window", "send_buffer", "application", "share"]
+        .iter()
+        .map(|k| get(&format!("path_A_limited_{k}")))
+        .sum();
+    assert!(a > 0.9, "the quick path's time is accounted for: {a}");
+    // With 1 MiB both paths carry data and fill their windows: cwnd-limited, not share.
+    let m = run(&scenario(
+        "ls",
+        ("20Mbit/s", "5Mbit/s"),
+        ("10ms", "80ms"),
+        "1MiB",
+    ));
+    let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+    assert!(
+        get("path_B_limited_cwnd") > 0.5,
+        "{}",
+        get("path_B_limited_cwnd")
+    );
+    assert!(
+        get("path_B_limited_share") < 0.1,
+        "{}",
+        get("path_B_limited_share")
+    );
+}

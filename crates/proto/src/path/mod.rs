@@ -95,6 +95,9 @@ pub struct LimitTimes {
     pub send_buffer: Duration,
     /// Nothing unsent and the application not waiting: it had nothing more to send.
     pub application: Duration,
+    /// LS-SCTP held it back for its share of the peer's window: it held its cwnd/RTT share
+    /// already, or the window does not cover its RTT (002_*.txt §4.3, Eq. (1)).
+    pub share: Duration,
 }
 
 /// One of [`LimitTimes`]'s causes.
@@ -104,6 +107,7 @@ pub(crate) enum Limit {
     PeerWindow,
     SendBuffer,
     Application,
+    Share,
 }
 
 impl LimitTimes {
@@ -113,6 +117,7 @@ impl LimitTimes {
             Limit::PeerWindow => &mut self.peer_window,
             Limit::SendBuffer => &mut self.send_buffer,
             Limit::Application => &mut self.application,
+            Limit::Share => &mut self.share,
         };
         *slot += d;
     }

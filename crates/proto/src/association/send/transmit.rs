@@ -57,7 +57,16 @@ impl Association {
         let flight = self.tx.flight_total(&self.paths);
         for i in 0..self.paths.len() {
             let id = PathId(i as u16);
-            let limit = if !self.may_send_new_data() || !self.new_data_allowed_on(id) {
+            // Usable, but the peer's window does not cover its RTT (LS-SCTP, Eq. (1)).
+            let uncovered = self.data_paths() == super::path_select::DataPaths::CwndRtt
+                && self.usable_for_data(id)
+                && self.within_path_cap(id)
+                && !self.within_window_cover(id);
+            let limit = if !self.may_send_new_data() {
+                None
+            } else if uncovered {
+                Some(Limit::Share)
+            } else if !self.new_data_allowed_on(id) {
                 None
             } else if !unsent {
                 Some(if self.tx.want_writable {
@@ -71,6 +80,8 @@ impl Association {
                     Some(Limit::Cwnd)
                 } else if flight > 0 && self.tx.peer_rwnd < p.mtu {
                     Some(Limit::PeerWindow)
+                } else if !self.window_share_allows(id) {
+                    Some(Limit::Share)
                 } else {
                     None
                 }
