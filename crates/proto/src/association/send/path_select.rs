@@ -120,9 +120,10 @@ impl Association {
         for &(rtt, b) in &set {
             let cap = window / rtt.as_secs_f64().max(1e-6);
             // The candidate counts as able to fill what the window leaves (its own cwnd/RTT
-            // is only as large as the data it was given), and must add an eighth: less is
-            // within what cwnd/SRTT varies by over a sawtooth.
-            if cap >= best * 1.125 {
+            // is only as large as the data it was given) and must add an eighth, less being
+            // within what cwnd/SRTT varies by over a sawtooth — unless its RTT is within an
+            // eighth of the slowest in use: then it holds the cumulative ack no longer.
+            if cap >= best * 1.125 || rtt.as_secs_f64() <= best_rtt.as_secs_f64() * 1.125 {
                 best_rtt = rtt;
             }
             sum += b;
