@@ -168,10 +168,16 @@ impl Association {
         if rtx_here && self.may_retransmit_on(path) && !p.forbidden {
             return true;
         }
+        !rtx_here && self.room_for_new_data(path) && self.tx.peek_len(path, &self.views).is_some()
+    }
+
+    /// Whether `path` may take new data now, were there any for it (a message pinned to
+    /// another path aside).
+    pub(crate) fn room_for_new_data(&self, path: PathId) -> bool {
+        let p = &self.paths[path.0 as usize];
         // A tail loss probe (RFC 8985 §7.3) is one packet regardless of cwnd and bursts.
         let probe = p.rack.probe_new;
-        !rtx_here
-            && self.may_send_new_data()
+        self.may_send_new_data()
             && self.tx.has_unsent()
             && (probe
                 || (p.burst_budget > 0 && p.flight_size < p.cc.window() && self.paced_ok(path)))
@@ -180,7 +186,6 @@ impl Association {
             && self.new_data_allowed_on(path)
             && self.buffer_split_allows(path)
             && self.window_share_allows(path)
-            && self.tx.peek_len(path, &self.views).is_some()
     }
 
     /// Buffer splitting (Dreibholz et al., GLOBECOM 2010): a path may hold at most 1/n of
@@ -222,10 +227,11 @@ impl Association {
         if self.data_paths() != super::path_select::DataPaths::CwndRtt || self.paths.len() == 1 {
             return true;
         }
-        let mut total = 0.0;
+        let (mut total, mut open) = (0.0, 0usize);
         for p in &self.paths {
             if self.new_data_allowed_on(p.id) {
                 total += self.bandwidth_estimate(p);
+                open += 1;
             }
         }
         let p = &self.paths[path.0 as usize];
@@ -237,9 +243,11 @@ impl Association {
         // (`buffered` counts a path's gap-acknowledged chunks, so the window must too).
         let held: usize = self.paths.iter().map(|q| q.buffered).sum();
         let window = (self.tx.peer_rwnd + held) as f64;
-        // A path may always fill its own cwnd: its estimate is cwnd/RTT and cwnd grows only
-        // when full (RFC 9260 §7.2.1), so a share below cwnd would hold it there for good.
-        let floor = p.cc.window().max(2 * p.mtu) as f64;
+        // A path may fill its own cwnd up to an equal split of the window: its estimate is
+        // cwnd/RTT and cwnd grows only when full (RFC 9260 §7.2.1), so a share below cwnd
+        // would hold a slow path at its initial window for good.
+        let even = window / open.max(1) as f64;
+        let floor = (p.cc.window() as f64).min(even).max(2.0 * p.mtu as f64);
         let share = (window * mine / total).max(floor);
         (p.buffered as f64) < share
     }
