@@ -348,10 +348,13 @@ fn a_lossy_path_loses_nothing_and_its_lost_psns_are_forwarded() {
 }
 
 /// Both paths lose 3 % of what goes to the server: a chunk lost on either path is fast
-/// retransmitted on the other one, never on the path it was lost on (§4.3: "retransmits the
-/// data chunk(s) on a different path than the one used for the original transmission").
+/// retransmitted on the other one (§4.3: "retransmits the data chunk(s) on a different path
+/// than the one used for the original transmission") unless the path it was lost on still
+/// has the larger ssthresh after its cut: braid's retransmission policy is RTX-SSTHRESH
+/// (ties go elsewhere), and a path that has just lost the retransmission of one chunk may
+/// have the smaller ssthresh of the two.
 #[test]
-fn a_fast_retransmission_always_changes_path_when_both_paths_lose() {
+fn a_fast_retransmission_changes_path_unless_its_own_keeps_the_larger_ssthresh() {
     let mut conn = connected(ls(), ls(), 11);
     conn.p.client.set_tracing(true);
     conn.p.path_wires[0].0 = Wire::hostile(0.03, 0.0, 0.0);
@@ -364,24 +367,38 @@ fn a_fast_retransmission_always_changes_path_when_both_paths_lose() {
     };
     let Conn { p, c, s } = &mut conn;
     transfer(p, *c, *s, &plan, secs(300));
-    let fr: Vec<(PathId, PathId)> = client_traces(p)
-        .into_iter()
-        .filter_map(|(_, e)| match e {
+    let mut ssthresh = [usize::MAX; 2];
+    let mut fr: Vec<(PathId, PathId)> = Vec::new();
+    let mut same_with_smaller = Vec::new();
+    for (at, e) in client_traces(p) {
+        match e {
+            TraceEvent::Window {
+                path, ssthresh: s, ..
+            } => ssthresh[path.0 as usize] = s,
             TraceEvent::FastRetransmit {
                 lost_on, resent_on, ..
-            } => Some((lost_on, resent_on)),
-            _ => None,
-        })
-        .collect();
+            } => {
+                fr.push((lost_on, resent_on));
+                let (me, other) = (lost_on.0 as usize, 1 - lost_on.0 as usize);
+                if lost_on == resent_on && ssthresh[me] <= ssthresh[other] {
+                    same_with_smaller.push((at, ssthresh));
+                }
+            }
+            _ => {}
+        }
+    }
     for path in [PathId(0), PathId(1)] {
         assert!(fr.iter().filter(|(l, _)| *l == path).count() >= 5, "{fr:?}");
     }
-    let same: Vec<_> = fr.iter().filter(|(l, r)| l == r).collect();
+    let elsewhere = fr.iter().filter(|(l, r)| l != r).count();
     assert!(
-        same.is_empty(),
-        "{} of {} resent on the path they were lost on",
-        same.len(),
+        elsewhere * 10 >= fr.len() * 9,
+        "{elsewhere} of {} resent elsewhere",
         fr.len()
+    );
+    assert!(
+        same_with_smaller.is_empty(),
+        "resent on the path they were lost on though its ssthresh was not the larger: {same_with_smaller:?}"
     );
 }
 

@@ -612,9 +612,9 @@ pub const LS_DEPARTURES: &[Departure] = &[
                  is its fifth timeout (5 s + 0.9 s × 31 ≈ 33 s): its model marked the path when \
                  the count reached 5. With Path.Max.Retrans 4 (the same fifth timeout) braid \
                  marks p1 inactive at 36 s, +9 %, in four seeds of five (table below); in the \
-                 fifth a timeout on path 2 (a chunk the receiver dropped for the per-chunk \
-                 overhead it charges against its window, README) sends 18 retransmissions to \
-                 the dead p1 (RTX-SSTHRESH), their acknowledgement through the copies that had \
+                 fifth a timeout on path 2 at 6.2 s (its lost chunk not traced; the receiver \
+                 drops nothing inside its window, recv_window_drops 0) sends 18 retransmissions \
+                 to the dead p1 (RTX-SSTHRESH), their acknowledgement through the copies that had \
                  reached the peer clears p1's error counter (RFC 9260 §8.3: the path a chunk \
                  was last sent on), and p1 goes inactive only at 68 s.",
     },
@@ -635,20 +635,13 @@ pub const LS_DEPARTURES: &[Departure] = &[
                  buffer gives four paths 100 %.",
     },
     Departure {
-        id: "fig12/375kB/5-paths",
-        reason: "measured: 7–9 retransmission timeouts a minute are left, each of 1–3 chunks \
-                 lost while the receiver held most of the 375 kB behind them (every path's flight \
-                 0, nothing sent later on that path to report it missing, so only T3 after \
-                 RTO.Min 1 s finds it); with 64 gap blocks and three miss indications (the \
-                 paper's settings) no tail loss probe helps. Until issue 26 the primary's \
-                 20-packet queue also overflowed with standalone LS-FORWARD-PSN packets \
-                 (about 1,000 DATA drops a minute on p1 against 50–90 on each other path).",
-    },
-    Departure {
         id: "fig14/follows",
         reason: "the throughput does follow the background (it rises when the background \
                  stops, Fig. 14 plot) but by less than half of the 1 Mbit/s swing, because the \
-                 off halves are held by the receive window (next row). Before braid's LS \
+                 off halves are held by the receive window (next row). The window-share floor \
+                 and window-cover rule that LS-SCTP needs on dissimilar paths lowered the off \
+                 halves from 2.17 to 1.85 Mbit/s (quick runs with either rule switched off: \
+                 1.94 and 1.92). Before braid's LS \
                  receiver stopped sending immediate SACKs for reordering across paths (it now \
                  does so only for a gap in one path's own PSNs, §4.1), the rise was about \
                  0.5 Mbit/s: the denser ack clock let p1 regrow faster.",
@@ -656,9 +649,10 @@ pub const LS_DEPARTURES: &[Departure] = &[
     Departure {
         id: "fig14/utilization-off",
         reason: "the Eq. (1) window (37.5 kB) is the two paths' bare bandwidth-delay product: \
-                 with p2's queue adding about 20 ms, path 2 holds about 22 kB of it and p1 the \
-                 rest (about 12 kB at 106 ms, 0.9 Mbit/s), so the association is held by the \
-                 receive window, not by the paths (time series of the first seed).",
+                 with p2's queue adding about 50 ms (SRTT 154 ms), path 2 holds about 28 kB of \
+                 it and p1 about 6 kB (SRTT 108 ms, 0.5 Mbit/s), so the association is held by \
+                 the receive window, not by the paths (time series of the first seed, \
+                 10-s means).",
     },
 ];
 

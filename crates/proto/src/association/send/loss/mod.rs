@@ -8,7 +8,8 @@
 //!   acknowledged *on their own path* ([`sfr`]);
 //! * how many misses one SACK adds — one, or under CMT with DAC the number of packets the
 //!   SACK covers when they were all sent on the chunk's path after it ([`dac`]);
-//! * the threshold — three, and a chunk is fast-retransmitted at most once.
+//! * the threshold — three, and a chunk is fast-retransmitted once, or again when its
+//!   retransmission is reported missing by chunks sent after it on its path.
 
 pub(super) mod dac;
 pub(crate) mod rack;
@@ -39,6 +40,9 @@ pub(crate) struct SackDigest {
     pub(crate) newly_path: Option<Option<PathId>>,
     /// The gap blocks as offsets from the cumulative ack, sorted and merged.
     pub(crate) blocks: Vec<(usize, usize)>,
+    /// Per path, the latest transmission (`Sent::xmit`) newly acknowledged by a gap block;
+    /// empty until one is (it tells a retransmission lost again, see `miss_indications`).
+    pub(crate) xmit_on: Vec<u64>,
 }
 
 impl SackDigest {
@@ -62,6 +66,11 @@ impl SackDigest {
         if let Some(h) = self.htna_on.get_mut(s.path.0 as usize) {
             *h = Some(s.tsn);
         }
+        let on = s.sent_on.0 as usize;
+        if self.xmit_on.len() <= on {
+            self.xmit_on.resize(on + 1, 0);
+        }
+        self.xmit_on[on] = self.xmit_on[on].max(s.xmit + 1);
     }
 }
 
@@ -109,13 +118,26 @@ impl Association {
             if sfr && !sfr::reports_missing(&d.htna_on, s) {
                 continue;
             }
+            // A retransmission is missing only if a chunk sent after it on its path arrived:
+            // its TSN is older than what was sent there before it, so TSN order says nothing.
+            let resent = s.tx_count > 1;
+            if resent
+                && d.xmit_on
+                    .get(s.sent_on.0 as usize)
+                    .is_none_or(|&x| x <= s.xmit + 1)
+            {
+                continue;
+            }
             let inc = if dac {
                 dac::misses(self.dac_count, d, s)
             } else {
                 1
             };
             s.misses = s.misses.saturating_add(inc);
-            if s.misses >= MISS_THRESHOLD && !s.fast_retransmitted {
+            // Once per chunk (RFC 9260 §7.2.4), or again when its retransmission is lost by
+            // the same send-order evidence (as RACK finds lost retransmissions, RFC 8985 §6.2)
+            // instead of T3 after an RTO of the whole association's stall.
+            if s.misses >= MISS_THRESHOLD && (!s.fast_retransmitted || resent) {
                 lost.push((i, s.path));
             }
         }
