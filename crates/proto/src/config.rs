@@ -72,6 +72,14 @@ pub struct CmtConfig {
     pub receive_split: ReceiveSplit,
     /// Where a SACK goes that no DATA takes along.
     pub sack_path: SackPath,
+    /// New data and retransmissions keep off a path the peer's window cannot cover at its
+    /// RTT while quicker paths fill the window (LS-SCTP's Eq. (1) bound applied to path
+    /// choice): on paths of unlike delay a small fixed window held at the slow path's RTT
+    /// leaves CMT below the quicker path alone. LS-SCTP always applies it; for CMT it is off
+    /// by default (it changed the trajectory of a long fat two-path transfer, 940 to 79
+    /// Mbit/s, not understood yet). Never with the fixed stream-to-path mapping, whose
+    /// streams have no other path, nor once the peer's window has grown (autotuned).
+    pub window_cover: bool,
 }
 
 /// Which received chunks an NR-SACK acknowledges non-renegably (NR-SACK draft §4 lets the
@@ -120,6 +128,7 @@ impl Default for CmtConfig {
             buffer_splitting: BufferSplitting::None,
             receive_split: ReceiveSplit::InitialWindow,
             sack_path: SackPath::Quickest,
+            window_cover: false,
         }
     }
 }

@@ -513,6 +513,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
                 buffer_splitting: a.buffer_splitting.unwrap_or(c.buffer_splitting),
                 receive_split: a.receive_split.unwrap_or(c.receive_split),
                 sack_path: a.sack_path.unwrap_or(c.sack_path),
+                window_cover: a.window_cover.unwrap_or(c.window_cover),
             }
         }),
         cc: a.cc.unwrap_or(d.cc),

@@ -411,6 +411,9 @@ pub struct AssociationSpec {
     /// Where a lone SACK goes under CMT: `quickest` (default), `first-data` (INET's
     /// "standard"), `last-data` (RFC 9260 §6.4), `primary`.
     pub sack_path: Option<SackPath>,
+    /// CMT: keep new data and retransmissions off a path the peer's fixed window cannot
+    /// cover at its RTT (default false; LS-SCTP always does).
+    pub window_cover: Option<bool>,
     /// The sender's stream scheduler (RFC 8260, 001_*.txt §4): a name of
     /// [`SchedulerKind::NAMES`].
     pub stream_scheduler: Option<SchedulerKind>,

@@ -319,6 +319,8 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
          | `[[path]] queue` | 20 packets | about one bandwidth-delay product per path |\n\
          | `path_assignment` | `cwnd-rtt` for LS-SCTP, `round-robin` for CMT | §4.3; the CMT paper |\n\
          | `timeout_handling` | swept in Figs. 15–18; `ls` for LS-SCTP elsewhere | §4.3 |\n\
+         | `window_cover` | on for LS-SCTP (always), off for CMT (default) | braid's rule: new data and retransmissions keep off a path the peer's window cannot cover at its RTT (Eq. (1) applied to path choice); the paper uses Eq. (1) only to size the buffer |\n\
+         | `rtx_policy` | `ssthresh` (braid's default) | §4.3 retransmits on a different path; RTX-SSTHRESH does unless the path a chunk was lost on keeps the larger ssthresh (ties go elsewhere) |\n\
          | `path_loss_threshold` | unset | the paper's \"reasonable default\" is not given; no figure needs it |\n\
          | `start_jitter` | 1 s (Figs. 12, 13), 100 ms (time-series figures) | seeds vary the start |\n\
          | Fig. 12 `buffer` | 93.75 kB (Eq. (1) for 5 paths) at every n, and 375 kB | the sweep cannot vary buffer with n |\n\

@@ -155,7 +155,7 @@ pub(super) fn cmt_charts(r: &Results) -> Result<Vec<(String, Chart)>, plot::Plot
 
 /// The assumptions where 001_*.txt is silent: (scenario key, what the paper's INET model
 /// does, what the alternatives mean).
-const ASSUMPTIONS: [(&str, &str); 8] = [
+const ASSUMPTIONS: [(&str, &str); 9] = [
     (
         "traffic.0.sqinfo_policy",
         "how the application reads sender queue info: `bytes` keeps each stream's buffered \
@@ -181,6 +181,12 @@ const ASSUMPTIONS: [(&str, &str); 8] = [
         "association.rtx_policy",
         "the path of a retransmission (RTX-SSTHRESH, the CMT paper's recommendation; INET: a \
          fast retransmit on the chunk's path, a timeout's on the next active path)",
+    ),
+    (
+        "association.window_cover",
+        "braid's rule keeping new data and retransmissions off a path the peer's window \
+         cannot cover at its RTT (opt-in for CMT; braid's default is off); the CMT-SCTP of \
+         the paper and INET has none",
     ),
     (
         "association.max_burst",

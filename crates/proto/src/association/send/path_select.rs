@@ -37,6 +37,9 @@ fn rtx_score(policy: RtxPolicy, p: &Path) -> f64 {
     }
 }
 
+/// Paths the window-cover rule weighs; with more usable paths it holds none back.
+const COVER_PATHS: usize = 32;
+
 impl Association {
     /// The new-data policy in force.
     pub(crate) fn data_paths(&self) -> DataPaths {
@@ -89,35 +92,53 @@ impl Association {
         better < usize::from(cap)
     }
 
-    /// Whether the peer's window lets `path` add to the rate (LS-SCTP, 002_*.txt §4.3
+    /// Whether the peer's window lets `path` add to the rate (LS-SCTP, 002_*.txt §4.3,
     /// Eq. (1)): every byte stays in the peer's window until the slowest path in use delivers
     /// the chunks before it, so paths in use up to RTT_max carry at most window/RTT_max.
     /// Taking the paths by SRTT, the quickest k give min(Σ cwnd/SRTT, window/RTT_k); new
     /// data uses the k that gives most (the most paths on a tie). A path without an RTT
     /// measurement is not held back: only data measures it.
     pub(crate) fn within_window_cover(&self, path: PathId) -> bool {
+        if !self.window_cover_on() {
+            return true;
+        }
         let Some(mine) = self.paths[path.0 as usize].rtt.srtt() else {
             return true;
         };
-        let mut set: Vec<(std::time::Duration, f64)> = self
-            .paths
-            .iter()
-            .filter(|q| self.usable_for_data(q.id) && self.within_path_cap(q.id))
-            // The rate before the last cut: a path recovering from a loss would
-            // otherwise look slower than it is and let slower paths in for a sawtooth.
-            .filter_map(|q| {
-                let rate = self.bandwidth_estimate(q).max(q.rate_at_loss);
-                Some((q.rtt.srtt()?, rate))
-            })
-            .collect();
-        if set.len() < 2 {
+        // A window that has grown past the peer's INIT a_rwnd is autotuned: it grows when
+        // the paths fill it (braid's doubles), so it does not bound them; weighing it as it
+        // stands would keep a quicker path that does not fill it alone from letting it grow
+        // for a slower one.
+        // Before the first SACK nothing is known of the window's use.
+        let max = self.tx.peer_window_max;
+        if max == 0 || max > self.tx.peer_rwnd_initial + self.tx.peer_rwnd_initial / 4 {
             return true;
         }
-        set.sort_by_key(|&(rtt, _)| rtt);
+        // On the stack: this runs for every path a packet might take.
+        let mut set = [(std::time::Duration::ZERO, 0.0f64); COVER_PATHS];
+        let mut n = 0;
+        for q in &self.paths {
+            if !(self.usable_for_data(q.id) && self.within_path_cap(q.id)) {
+                continue;
+            }
+            let Some(rtt) = q.rtt.srtt() else { continue };
+            if n == COVER_PATHS {
+                return true;
+            }
+            // The rate before the last cut: a path recovering from a loss would otherwise
+            // look slower than it is and let slower paths in for a sawtooth.
+            set[n] = (rtt, self.bandwidth_estimate(q).max(q.rate_at_loss));
+            n += 1;
+        }
+        if n < 2 {
+            return true;
+        }
+        let set = &mut set[..n];
+        set.sort_unstable_by_key(|a| a.0);
         let held: usize = self.paths.iter().map(|q| q.buffered).sum();
         let window = (self.tx.peer_rwnd + held) as f64;
         let (mut sum, mut best, mut best_rtt) = (0.0, 0.0, set[0].0);
-        for &(rtt, b) in &set {
+        for &(rtt, b) in set.iter() {
             let cap = window / rtt.as_secs_f64().max(1e-6);
             // The candidate counts as able to fill what the window leaves (its own cwnd/RTT
             // is only as large as the data it was given) and must add an eighth, less being
@@ -155,6 +176,13 @@ impl Association {
                 && !self.rtx_waiting_on(q.id)
                 && self.room_for_new_data(q.id)
         })
+    }
+
+    /// Whether the window-cover rule is on: LS-SCTP, or CMT with `CmtConfig::window_cover`,
+    /// and not the fixed stream-to-path mapping (a stream has no other path).
+    fn window_cover_on(&self) -> bool {
+        (self.ls() || self.multipath_cfg().is_some_and(|c| c.window_cover))
+            && self.cfg.stream_scheduler != crate::sched::SchedulerKind::Fixed
     }
 
     /// LS-SCTP with one path open to new data (the peer's window covers no other, Eq. (1)):
@@ -209,8 +237,9 @@ impl Association {
     pub(crate) fn new_data_allowed_on(&self, path: PathId) -> bool {
         self.usable_for_data(path)
             && match self.data_paths() {
-                DataPaths::RoundRobin => self.within_path_cap(path),
-                DataPaths::CwndRtt => self.within_path_cap(path) && self.within_window_cover(path),
+                DataPaths::RoundRobin | DataPaths::CwndRtt => {
+                    self.within_path_cap(path) && self.within_window_cover(path)
+                }
                 DataPaths::Primary => path == self.single_data_path(),
             }
     }
@@ -272,12 +301,14 @@ impl Association {
             .paths
             .iter()
             .any(|p| p.id != from && self.usable_for_data(p.id) && !probed(p));
-        // LS-SCTP: a path the peer's window cannot cover for new data (Eq. (1)) would hold
+        // Multipath: a path the peer's window cannot cover for new data (Eq. (1)) would hold
         // the cumulative ack back for its RTT with a retransmission as well, while another
         // path can take it.
         let uncovered = |p: &Path| {
-            self.data_paths() == DataPaths::CwndRtt
-                && self.usable_for_data(p.id)
+            matches!(
+                self.data_paths(),
+                DataPaths::CwndRtt | DataPaths::RoundRobin
+            ) && self.usable_for_data(p.id)
                 && !self.within_window_cover(p.id)
         };
         let covered_exists = self

@@ -90,6 +90,9 @@ pub(crate) struct SendQueue {
     pub(crate) peer_rwnd: usize,
     /// The a_rwnd of the peer's INIT/INIT-ACK: its receive buffer (buffer splitting).
     pub(crate) peer_rwnd_initial: usize,
+    /// The largest whole peer window seen (a_rwnd plus what it holds for us): above
+    /// `peer_rwnd_initial`, the peer autotunes its buffer.
+    pub(crate) peer_window_max: usize,
     /// `send` returned WouldBlock: fire Writable when room appears.
     pub(crate) want_writable: bool,
     /// PR-SCTP Advanced.Peer.Ack.Point (RFC 3758 §3.5).
@@ -121,6 +124,7 @@ impl SendQueue {
             nr_acked_ranges: Vec::new(),
             peer_rwnd: 0,
             peer_rwnd_initial: 0,
+            peer_window_max: 0,
             want_writable: false,
             adv_peer_ack: 0,
             forward_tsn_pending: false,

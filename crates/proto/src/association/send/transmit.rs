@@ -58,8 +58,7 @@ impl Association {
         for i in 0..self.paths.len() {
             let id = PathId(i as u16);
             // Usable, but the peer's window does not cover its RTT (LS-SCTP, Eq. (1)).
-            let uncovered = self.data_paths() == super::path_select::DataPaths::CwndRtt
-                && self.usable_for_data(id)
+            let uncovered = self.usable_for_data(id)
                 && self.within_path_cap(id)
                 && !self.within_window_cover(id);
             let limit = if !self.may_send_new_data() {
