@@ -7,8 +7,9 @@
 # default loss detection, `auto`: RACK-TLP on this one path; "+rack" is --loss rack,
 # "+dupthresh" --loss dupthresh, "+pacing" --pacing; "tcp" is the kernel's TCP, as a reference:
 # Python's sockets, goodput from the receiver's first to last byte), ROUNDS times
-# alternating; prints each run's goodput and its share of the shaped rate, then the mean
-# per setting.
+# alternating; prints each run's goodput (braid: over the whole association and over the
+# sending time) and its share of the shaped rate, braid's retransmissions and what tbf
+# counted during the run (packets, drops, overlimits), then the mean per setting.
 #
 #   bench/netns-tbf.sh                      # RATE=200mbit QUEUE=100 TIME=10 ROUNDS=2
 #
@@ -91,7 +92,13 @@ s.close()
   wait "$rpid"
 }
 
-declare -A SUM
+# tbf's counters on the sender side: packets, drops, overlimits.
+qstats() {
+  ip netns exec "$NS" tc -s -j qdisc show dev ts0 |
+    python3 -c 'import json,sys; q=json.load(sys.stdin)[0]; print(q["packets"], q["drops"], q["overlimits"])'
+}
+
+declare -A SUM SEND
 for r in $(seq "$ROUNDS"); do
   for cc in $CCS; do
     if [ "$cc" = tcp ]; then
@@ -108,15 +115,26 @@ for r in $(seq "$ROUNDS"); do
       >/dev/null 2>&1 &
     spid=$!
     sleep 0.3
-    g=$(ip netns exec "$NS" "$BRAID" perf client --bind 10.212.0.1:0 \
+    read -r p0 d0 o0 < <(qstats)
+    out=$(ip netns exec "$NS" "$BRAID" perf client --bind 10.212.0.1:0 \
       --connect 10.212.0.2:9899 --time "${TIME}s" --json "${args[@]}" 2>/dev/null |
-      python3 -c "import json,sys; d=json.load(sys.stdin); print(round(d['goodput_mbps'], 1) if d['ok'] else 'fail')")
+      python3 -c "import json,sys; d=json.load(sys.stdin); print(round(d['goodput_mbps'], 1), round(d['send_time_goodput_mbps'], 1), d['retransmissions']) if d['ok'] else print('fail fail -')")
+    read -r g gs rtx <<<"$out"
+    read -r p1 d1 o1 < <(qstats)
     wait "$spid"
-    echo "round $r $cc: ${g} Mbit/s ($(python3 -c "print(f'{$g / $rate_mbit * 100:.0f}' if '$g' != 'fail' else '-')") % of $RATE)"
+    # Whole run (handshake and shutdown included) and over the sending time (as TCP's
+    # first-to-last byte), then what tbf counted during the run.
+    echo "round $r $cc: ${g} Mbit/s ($(python3 -c "print(f'{$g / $rate_mbit * 100:.0f}' if '$g' != 'fail' else '-')") % of $RATE), sending time ${gs} Mbit/s ($(python3 -c "print(f'{$gs / $rate_mbit * 100:.0f}' if '$gs' != 'fail' else '-')") %); retransmissions $rtx, tbf packets $((p1 - p0)) drops $((d1 - d0)) overlimits $((o1 - o0))"
     SUM[$cc]=$(python3 -c "print(${SUM[$cc]:-0} + (${g} if '$g' != 'fail' else 0))")
+    SEND[$cc]=$(python3 -c "print(${SEND[$cc]:-0} + (${gs} if '$gs' != 'fail' else 0))")
   done
 done
 for cc in $CCS; do
   m=$(python3 -c "print(${SUM[$cc]} / $ROUNDS)")
-  echo "mean $cc: $(printf %.1f "$m") Mbit/s ($(python3 -c "print(f'{$m / $rate_mbit * 100:.0f}')") % of $RATE)"
+  extra=""
+  if [ -n "${SEND[$cc]:-}" ]; then
+    ms=$(python3 -c "print(${SEND[$cc]} / $ROUNDS)")
+    extra=", sending time $(printf %.1f "$ms") Mbit/s ($(python3 -c "print(f'{$ms / $rate_mbit * 100:.0f}')") %)"
+  fi
+  echo "mean $cc: $(printf %.1f "$m") Mbit/s ($(python3 -c "print(f'{$m / $rate_mbit * 100:.0f}')") % of $RATE)$extra"
 done
