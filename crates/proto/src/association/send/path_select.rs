@@ -135,8 +135,7 @@ impl Association {
         }
         let set = &mut set[..n];
         set.sort_unstable_by_key(|a| a.0);
-        let held: usize = self.paths.iter().map(|q| q.buffered).sum();
-        let window = (self.tx.peer_rwnd + held) as f64;
+        let window = self.peer_window() as f64;
         let (mut sum, mut best, mut best_rtt) = (0.0, 0.0, set[0].0);
         for &(rtt, b) in set.iter() {
             let cap = window / rtt.as_secs_f64().max(1e-6);
@@ -178,9 +177,15 @@ impl Association {
         })
     }
 
+    /// The peer's whole window: what it has room for plus every byte it may still hold for
+    /// us (`buffered` counts a path's gap-acknowledged chunks as well as its flight).
+    pub(crate) fn peer_window(&self) -> usize {
+        self.tx.peer_rwnd + self.paths.iter().map(|q| q.buffered).sum::<usize>()
+    }
+
     /// Whether the window-cover rule is on: LS-SCTP, or CMT with `CmtConfig::window_cover`,
     /// and not the fixed stream-to-path mapping (a stream has no other path).
-    fn window_cover_on(&self) -> bool {
+    pub(crate) fn window_cover_on(&self) -> bool {
         (self.ls() || self.multipath_cfg().is_some_and(|c| c.window_cover))
             && self.cfg.stream_scheduler != crate::sched::SchedulerKind::Fixed
     }
@@ -304,13 +309,7 @@ impl Association {
         // Multipath: a path the peer's window cannot cover for new data (Eq. (1)) would hold
         // the cumulative ack back for its RTT with a retransmission as well, while another
         // path can take it.
-        let uncovered = |p: &Path| {
-            matches!(
-                self.data_paths(),
-                DataPaths::CwndRtt | DataPaths::RoundRobin
-            ) && self.usable_for_data(p.id)
-                && !self.within_window_cover(p.id)
-        };
+        let uncovered = |p: &Path| self.usable_for_data(p.id) && !self.within_window_cover(p.id);
         let covered_exists = self
             .paths
             .iter()

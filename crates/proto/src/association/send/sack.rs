@@ -135,8 +135,10 @@ impl Association {
         };
         let flight = self.tx.flight_total(&self.paths);
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
-        let held: usize = self.paths.iter().map(|p| p.buffered).sum();
-        self.tx.peer_window_max = self.tx.peer_window_max.max(self.tx.peer_rwnd + held);
+        // Only the window-cover rule asks whether the peer autotunes.
+        if self.window_cover_on() {
+            self.tx.peer_window_max = self.tx.peer_window_max.max(self.peer_window());
+        }
         let pseudo = (&pseudo_before[..], &pseudo_after[..]);
         let reactivated = self.update_paths(now, &mut ack, cum, pseudo);
         if self.rack_on() {

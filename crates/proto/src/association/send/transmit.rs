@@ -238,10 +238,7 @@ impl Association {
         if total <= 0.0 || mine >= total {
             return true;
         }
-        // The whole window: what the peer has room for plus every byte it may still hold
-        // (`buffered` counts a path's gap-acknowledged chunks, so the window must too).
-        let held: usize = self.paths.iter().map(|q| q.buffered).sum();
-        let window = (self.tx.peer_rwnd + held) as f64;
+        let window = self.peer_window() as f64;
         // A path may fill its own cwnd up to an equal split of the window: its estimate is
         // cwnd/RTT and cwnd grows only when full (RFC 9260 §7.2.1), so a share below cwnd
         // would hold a slow path at its initial window for good.
