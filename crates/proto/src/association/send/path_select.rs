@@ -309,7 +309,7 @@ impl Association {
         // Multipath: a path the peer's window cannot cover for new data (Eq. (1)) would hold
         // the cumulative ack back for its RTT with a retransmission as well, while another
         // path can take it.
-        let uncovered = |p: &Path| self.usable_for_data(p.id) && !self.within_window_cover(p.id);
+        let uncovered = |p: &Path| !self.within_window_cover(p.id) && self.usable_for_data(p.id);
         let covered_exists = self
             .paths
             .iter()

@@ -58,9 +58,10 @@ impl Association {
         for i in 0..self.paths.len() {
             let id = PathId(i as u16);
             // Usable, but the peer's window does not cover its RTT (LS-SCTP, Eq. (1)).
-            let uncovered = self.usable_for_data(id)
-                && self.within_path_cap(id)
-                && !self.within_window_cover(id);
+            // The rule's own test first: off (CMT's default), it answers at once.
+            let uncovered = !self.within_window_cover(id)
+                && self.usable_for_data(id)
+                && self.within_path_cap(id);
             let limit = if !self.may_send_new_data() {
                 None
             } else if uncovered {
