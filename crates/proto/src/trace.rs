@@ -101,6 +101,8 @@ pub enum TraceEvent {
         path: PathId,
         /// Its cumulative TSN ack.
         cum_tsn: u32,
+        /// Its size on the wire in bytes (gap blocks make it grow; LS-SCTP: every LS-SACK).
+        bytes: u32,
     },
     /// The stream scheduler started a message of `stream` on `path`.
     StreamScheduled {
@@ -177,8 +179,16 @@ impl TraceEvent {
             Self::SpuriousRetransmission { path, timeout } => {
                 write!(s, ",\"path\":{},\"timeout\":{timeout}", path.0)
             }
-            Self::SackSent { path, cum_tsn } => {
-                write!(s, ",\"path\":{},\"cum_tsn\":{cum_tsn}", path.0)
+            Self::SackSent {
+                path,
+                cum_tsn,
+                bytes,
+            } => {
+                write!(
+                    s,
+                    ",\"path\":{},\"cum_tsn\":{cum_tsn},\"bytes\":{bytes}",
+                    path.0
+                )
             }
             Self::StreamScheduled { stream, path, tsn } => {
                 write!(s, ",\"stream\":{stream},\"path\":{},\"tsn\":{tsn}", path.0)
@@ -324,6 +334,7 @@ mod tests {
         let ev = |tsn| TraceEvent::SackSent {
             path: PathId(0),
             cum_tsn: tsn,
+            bytes: 16,
         };
         t.record(Instant::ZERO, ev(0));
         assert!(t.pop().is_none(), "off by default");

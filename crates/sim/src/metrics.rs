@@ -50,7 +50,8 @@
 //!   `PathStats::limited`) for the paths the core uses;
 //!   `drops_queue`, `drops_loss`,
 //!   `drops_failure`, `mtu_drops` (and `icmp_too_big` where enabled), `displaced`,
-//!   `spiked` (packets held by a delay spike), `utilization` of the forward link.
+//!   `spiked` (packets held by a delay spike), `utilization` of the forward link,
+//!   `reverse_utilization` of the reverse link (the SACKs' way back).
 //! * Dumbbell: `bottleneck_drops_queue`, `bottleneck_utilization`, `competing_goodput_mbps`,
 //!   `competing{K}_goodput_mbps`.
 //!
@@ -593,7 +594,16 @@ impl Metrics {
                     }
                 }
             }
-            if let Some(&(fwd, _)) = f.path_links.get(i) {
+            if let Some(&(fwd, rev)) = f.path_links.get(i) {
+                // The reverse link carries the SACKs: a busy one delays every ack.
+                m.insert(
+                    format!("{p}reverse_utilization"),
+                    if secs > 0.0 {
+                        delta(rev).busy.as_secs_f64() / secs
+                    } else {
+                        f64::NAN
+                    },
+                );
                 let d = delta(fwd);
                 m.insert(format!("{p}drops_queue"), d.drops_queue as f64);
                 m.insert(format!("{p}drops_loss"), d.drops_loss as f64);

@@ -270,6 +270,32 @@ fn path_failure_is_survived() {
 }
 
 #[test]
+fn the_reverse_link_carries_one_sack_per_two_data_packets() {
+    let s = scenario(
+        r#"
+        name = "acks"
+        duration = "10s"
+        warmup = "2s"
+        [[path]]
+        name = "p"
+        rate = "10Mbit/s"
+        delay = "10ms"
+        "#,
+    );
+    let m = metrics(&s, 1);
+    let (fwd, rev) = (m["path_p_utilization"], m["path_p_reverse_utilization"]);
+    println!("one path, no loss: forward {fwd:.4}, reverse {rev:.4}");
+    // RFC 9260 §6.2: a SACK (IPv4 20 + UDP 8 + common header 12 + SACK chunk 16 bytes) per
+    // two 1500-byte DATA packets, no gap blocks without loss.
+    let want = fwd * 56.0 / 3000.0;
+    assert!(fwd > 0.97, "forward {fwd}");
+    assert!(
+        (rev - want).abs() < 0.05 * want,
+        "reverse {rev}, want {want:.4}"
+    );
+}
+
+#[test]
 fn cross_traffic_takes_its_share_of_the_link() {
     let s = scenario(
         r#"

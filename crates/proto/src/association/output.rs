@@ -170,7 +170,11 @@ impl Association {
             }
             *room -= buf.len() - before;
             if self.trace.enabled() {
-                let ev = crate::TraceEvent::SackSent { path, cum_tsn: cum };
+                let ev = crate::TraceEvent::SackSent {
+                    path,
+                    cum_tsn: cum,
+                    bytes: (buf.len() - before) as u32,
+                };
                 self.trace.record(now, ev);
             }
             return;
@@ -191,7 +195,11 @@ impl Association {
             // The cumulative TSN ack follows the chunk header (RFC 9260 §3.3.4).
             let cum = &buf[before + 4..before + 8];
             let cum_tsn = u32::from_be_bytes([cum[0], cum[1], cum[2], cum[3]]);
-            let ev = crate::TraceEvent::SackSent { path, cum_tsn };
+            let ev = crate::TraceEvent::SackSent {
+                path,
+                cum_tsn,
+                bytes: (buf.len() - before) as u32,
+            };
             self.trace.record(now, ev);
         }
     }
