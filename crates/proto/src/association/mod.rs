@@ -173,6 +173,7 @@ pub struct Association {
     rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
     ack_scratch: send::Acked,
+    rack_scratch: send::loss::rack::RackScratch,
     /// The paths as the stream scheduler sees them (refreshed before it chooses).
     views: Vec<crate::sched::PathView>,
     /// Our addresses, announced in INIT/INIT-ACK when there are several.
@@ -269,6 +270,7 @@ impl Association {
             shutdown_rx_path: None,
             rx_datagram_len: 0,
             ack_scratch: send::Acked::default(),
+            rack_scratch: Default::default(),
             views: Vec::new(),
             local_addrs: Vec::new(),
             paths_added: false,

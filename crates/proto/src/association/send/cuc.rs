@@ -8,14 +8,12 @@ use crate::association::Association;
 impl Association {
     /// Each path's pseudo-cumack: the lowest TSN last sent there and neither acknowledged
     /// nor abandoned nor moved away.
-    pub(crate) fn pseudo_cumacks(&self) -> Vec<Option<u32>> {
-        self.paths
-            .iter()
-            .map(|p| {
-                let seq = p.sent_live.first()?;
-                let i = self.tx.index_of_seq(seq)?;
-                Some(self.tx.outstanding[i].tsn)
-            })
-            .collect()
+    pub(crate) fn pseudo_cumacks(&self, out: &mut Vec<Option<u32>>) {
+        out.clear();
+        out.extend(self.paths.iter().map(|p| {
+            let seq = p.sent_live.first()?;
+            let i = self.tx.index_of_seq(seq)?;
+            Some(self.tx.outstanding[i].tsn)
+        }));
     }
 }

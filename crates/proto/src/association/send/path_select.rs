@@ -98,10 +98,15 @@ impl Association {
     /// Taking the paths by SRTT, the quickest k give min(Σ cwnd/SRTT, window/RTT_k); new
     /// data uses the k that gives most (the most paths on a tie). A path without an RTT
     /// measurement is not held back: only data measures it.
+    #[inline]
     pub(crate) fn within_window_cover(&self, path: PathId) -> bool {
-        if !self.window_cover_on() {
-            return true;
-        }
+        // Off (CMT's default), the answer costs two loads: this runs for every path a
+        // packet might take, and the rule's body needs a large stack frame.
+        !self.window_cover_on() || self.window_covers(path)
+    }
+
+    /// [`Self::within_window_cover`] with the rule on.
+    fn window_covers(&self, path: PathId) -> bool {
         let Some(mine) = self.paths[path.0 as usize].rtt.srtt() else {
             return true;
         };
@@ -185,6 +190,7 @@ impl Association {
 
     /// Whether the window-cover rule is on: LS-SCTP, or CMT with `CmtConfig::window_cover`,
     /// and not the fixed stream-to-path mapping (a stream has no other path).
+    #[inline]
     pub(crate) fn window_cover_on(&self) -> bool {
         (self.ls() || self.multipath_cfg().is_some_and(|c| c.window_cover))
             && self.cfg.stream_scheduler != crate::sched::SchedulerKind::Fixed

@@ -5,34 +5,60 @@
 use braid_wire::chunk::GapAckBlock;
 
 /// Inclusive offset ranges within 1..=n, sorted and merged; empty or inverted ones dropped.
+#[cfg(test)]
 pub(super) fn offset_ranges(
     it: impl Iterator<Item = (usize, usize)>,
     n: usize,
 ) -> Vec<(usize, usize)> {
-    let mut v: Vec<(usize, usize)> = it
-        .map(|(a, b)| (a.max(1), b.min(n)))
-        .filter(|(a, b)| a <= b)
-        .collect();
-    v.sort_unstable();
-    let mut out: Vec<(usize, usize)> = Vec::with_capacity(v.len());
-    for (a, b) in v {
-        match out.last_mut() {
-            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
+    let mut out = Vec::new();
+    offset_ranges_into(it, n, &mut out);
     out
 }
 
-/// Gap ack blocks as offset ranges within 1..=n (see [`offset_ranges`]).
-pub(super) fn block_offsets(gaps: &[GapAckBlock], n: usize) -> Vec<(usize, usize)> {
-    offset_ranges(gaps.iter().map(|g| (g.start as usize, g.end as usize)), n)
+/// [`offset_ranges`] into `out` (replacing its contents, keeping its capacity: this runs
+/// for every SACK), sorted and merged in place.
+pub(super) fn offset_ranges_into(
+    it: impl Iterator<Item = (usize, usize)>,
+    n: usize,
+    out: &mut Vec<(usize, usize)>,
+) {
+    out.clear();
+    out.extend(
+        it.map(|(a, b)| (a.max(1), b.min(n)))
+            .filter(|(a, b)| a <= b),
+    );
+    out.sort_unstable();
+    let mut w = 0;
+    for r in 0..out.len() {
+        let (a, b) = out[r];
+        if w > 0 && a <= out[w - 1].1 + 1 {
+            out[w - 1].1 = out[w - 1].1.max(b);
+        } else {
+            out[w] = (a, b);
+            w += 1;
+        }
+    }
+    out.truncate(w);
+}
+
+/// Gap ack blocks as offset ranges within 1..=n (see [`offset_ranges`]), into `out`.
+pub(super) fn block_offsets(gaps: &[GapAckBlock], n: usize, out: &mut Vec<(usize, usize)>) {
+    offset_ranges_into(
+        gaps.iter().map(|g| (g.start as usize, g.end as usize)),
+        n,
+        out,
+    );
 }
 
 /// TSN ranges as offsets from the cumulative ack `cum` within 1..=n: serial-number distances
-/// (RFC 1982), so parts at or below `cum` come out < 1 and are cut off.
-pub(super) fn tsn_offsets(ranges: &[(u32, u32)], cum: u32, n: usize) -> Vec<(usize, usize)> {
-    offset_ranges(
+/// (RFC 1982), so parts at or below `cum` come out < 1 and are cut off. Into `out`.
+pub(super) fn tsn_offsets(
+    ranges: &[(u32, u32)],
+    cum: u32,
+    n: usize,
+    out: &mut Vec<(usize, usize)>,
+) {
+    offset_ranges_into(
         ranges.iter().map(|&(a, b)| {
             let a = i64::from(a.wrapping_sub(cum) as i32).max(1);
             let b = i64::from(b.wrapping_sub(cum) as i32);
@@ -43,7 +69,8 @@ pub(super) fn tsn_offsets(ranges: &[(u32, u32)], cum: u32, n: usize) -> Vec<(usi
             }
         }),
         n,
-    )
+        out,
+    );
 }
 
 /// Offset ranges from `cum` back to TSN ranges, into `out` (replacing its contents).

@@ -46,6 +46,17 @@ pub(crate) struct Acked {
     /// The SACK reported so many gap blocks that it may have left higher ones out (a
     /// peer's SACK fits one packet): chunks above its last block are of unknown fate.
     pub(crate) maybe_truncated: bool,
+    /// CUC: each path's pseudo-cumulative ack before and after the SACK (empty unless CMT).
+    pseudo_before: Vec<Option<u32>>,
+    pseudo_after: Vec<Option<u32>>,
+    /// The gap blocks' digest for the loss rules, valid if `digested`.
+    digest: SackDigest,
+    digested: bool,
+    /// What the previous SACK acknowledged above today's cumulative ack, as offsets.
+    before: Vec<(usize, usize)>,
+    /// Miss candidates, and the chunks found lost (queue index, path).
+    candidates: Vec<usize>,
+    lost: Vec<(usize, PathId)>,
 }
 
 /// A SACK with at least this many gap blocks may have been cut to fit its packet (64 was
@@ -97,26 +108,33 @@ impl Association {
         ack.cum_advanced = cum != self.tx.cum_ack;
         ack.maybe_truncated = gaps.len() >= TRUNCATION_HINT_BLOCKS;
         // CUC: each path's pseudo-cumulative ack before the SACK.
-        let pseudo_before = if cmt {
-            self.pseudo_cumacks()
-        } else {
-            Vec::new()
-        };
+        ack.pseudo_before.clear();
+        ack.pseudo_after.clear();
+        if cmt {
+            self.pseudo_cumacks(&mut ack.pseudo_before);
+        }
         self.ack_cumulative(now, cum, &mut ack);
-        let digest = if !gaps.is_empty() || self.tx.tally.gap_acked > 0 {
-            Some(self.ack_gap_blocks(now, gaps, &mut ack, cmt))
-        } else {
-            None
-        };
+        ack.digested = !gaps.is_empty() || self.tx.tally.gap_acked > 0;
+        if ack.digested {
+            self.ack_gap_blocks(now, gaps, &mut ack, cmt);
+        }
         if !nr_gaps.is_empty() {
             // braid's own NR-SACKs repeat every gap block as non-renegable: reuse the offsets.
-            let same = digest.as_ref().filter(|_| nr_gaps == gaps);
-            self.free_nr_acked(nr_gaps, same.map(|d| &d.blocks[..]));
+            let same = (ack.digested && nr_gaps == gaps).then_some(&ack.digest.blocks[..]);
+            self.free_nr_acked(nr_gaps, same, &mut ack.before);
         }
-        let mut lost = match digest {
-            Some(d) => self.miss_indications(&d, ack.cum_advanced, cmt),
-            None => Vec::new(),
-        };
+        let mut lost = std::mem::take(&mut ack.lost);
+        lost.clear();
+        if ack.digested {
+            let cum_advanced = ack.cum_advanced;
+            self.miss_indications(
+                &ack.digest,
+                cum_advanced,
+                cmt,
+                &mut ack.candidates,
+                &mut lost,
+            );
+        }
         if self.rack_on() {
             // RFC 8985 §6.2: time-based detection, with the three misses as a fallback.
             self.rack_detect(now, &mut lost);
@@ -128,19 +146,16 @@ impl Association {
             // RFC 8985 §7.4: did a probe repair a loss?
             self.rack_probe_outcome(now, cmt);
         }
-        let pseudo_after = if cmt {
-            self.pseudo_cumacks()
-        } else {
-            Vec::new()
-        };
+        if cmt {
+            self.pseudo_cumacks(&mut ack.pseudo_after);
+        }
         let flight = self.tx.flight_total(&self.paths);
         self.tx.peer_rwnd = (a_rwnd as usize).saturating_sub(flight);
         // Only the window-cover rule asks whether the peer autotunes.
         if self.window_cover_on() {
             self.tx.peer_window_max = self.tx.peer_window_max.max(self.peer_window());
         }
-        let pseudo = (&pseudo_before[..], &pseudo_after[..]);
-        let reactivated = self.update_paths(now, &mut ack, cum, pseudo);
+        let reactivated = self.update_paths(now, &mut ack, cum);
         if self.rack_on() {
             // After T3 moved: the PTO must fire before it (RFC 8985 §7.2).
             self.rack_after_sack(now, &ack.on);
@@ -167,6 +182,7 @@ impl Association {
             self.tx.want_writable = false;
             self.events.push_back(Event::Writable);
         }
+        ack.lost = lost;
         self.ack_scratch = ack;
         check_tally(&self.tx.outstanding, &self.tx.tally, &self.paths);
         self.try_progress_shutdown(now);
@@ -209,24 +225,21 @@ impl Association {
 
     /// Step 2: chunks in a gap block for the first time are acknowledged; chunks the
     /// previous SACK acknowledged and this one does not were reneged (§6.2.1) and go again.
-    /// Returns what the loss rules need to know of the SACK.
-    fn ack_gap_blocks(
-        &mut self,
-        now: Instant,
-        gaps: &[GapAckBlock],
-        ack: &mut Acked,
-        cmt: bool,
-    ) -> SackDigest {
+    /// What the loss rules need to know of the SACK goes to `ack.digest`.
+    fn ack_gap_blocks(&mut self, now: Instant, gaps: &[GapAckBlock], ack: &mut Acked, cmt: bool) {
         let sfr = cmt && self.multipath_cfg().is_some_and(|c| c.sfr);
         let rack = self.rack_on();
-        let mut d = SackDigest::new(if sfr { self.paths.len() } else { 0 });
+        let mut d = std::mem::take(&mut ack.digest);
+        d.reset(if sfr { self.paths.len() } else { 0 });
         // The blocks as offsets from the cumulative ack (outstanding[off - 1]), sorted and
         // merged (a hostile peer may send them in any order), clipped to what was sent.
         let n = self.tx.outstanding.len();
         let cum = self.tx.cum_ack;
-        let blocks = block_offsets(gaps, n);
+        let mut blocks = std::mem::take(&mut d.blocks);
+        block_offsets(gaps, n, &mut blocks);
         // What the previous SACK acknowledged above today's cumulative ack.
-        let before = tsn_offsets(&self.tx.acked_ranges, cum, n);
+        let mut before = std::mem::take(&mut ack.before);
+        tsn_offsets(&self.tx.acked_ranges, cum, n, &mut before);
         // Newly acknowledged: in a block now, not in the previous SACK's (O(new), not
         // O(window): under CMT most of the window is gap-acked for a while).
         for off in ranges_minus(&blocks, &before) {
@@ -270,18 +283,33 @@ impl Association {
         }
         offsets_to_tsns(&blocks, cum, &mut self.tx.acked_ranges);
         d.blocks = blocks;
-        d
+        ack.digest = d;
+        ack.before = before;
     }
 
     /// Step 2, NR blocks: the receiver will never renege on these chunks, so they leave the
     /// send buffer now instead of at the cumulative ack (Natarajan et al., NR-SACK).
-    fn free_nr_acked(&mut self, nr_gaps: &[GapAckBlock], offsets: Option<&[(usize, usize)]>) {
+    /// `offsets`: the blocks as offsets if the caller has them; `before`: scratch.
+    fn free_nr_acked(
+        &mut self,
+        nr_gaps: &[GapAckBlock],
+        offsets: Option<&[(usize, usize)]>,
+        before: &mut Vec<(usize, usize)>,
+    ) {
         let n = self.tx.outstanding.len();
         let cum = self.tx.cum_ack;
-        let blocks = offsets.map_or_else(|| block_offsets(nr_gaps, n), <[_]>::to_vec);
-        let before = tsn_offsets(&self.tx.nr_acked_ranges, cum, n);
+        let mut own = Vec::new();
+        let blocks = match offsets {
+            Some(o) => o,
+            None => {
+                // A peer's NR blocks that differ from its gap blocks (not braid's own).
+                block_offsets(nr_gaps, n, &mut own);
+                &own[..]
+            }
+        };
+        tsn_offsets(&self.tx.nr_acked_ranges, cum, n, before);
         // Only what this NR-SACK adds (non-renegable blocks never shrink).
-        for off in ranges_minus(&blocks, &before) {
+        for off in ranges_minus(blocks, before) {
             let tx = &mut self.tx;
             let s = &mut tx.outstanding[off - 1];
             if s.state != ChunkState::GapAcked {
@@ -297,20 +325,14 @@ impl Association {
             s.data = s.data.slice(0..0);
             tx.release(stream, len, &mut self.events);
         }
-        offsets_to_tsns(&blocks, cum, &mut self.tx.nr_acked_ranges);
+        offsets_to_tsns(blocks, cum, &mut self.tx.nr_acked_ranges);
     }
 
-    /// Step 5, per path: errors and reactivation, the window, T3-rtx. `pseudo` holds the
-    /// paths' pseudo-cumacks before and after the SACK under CMT (empty otherwise). Returns
-    /// whether a path came back.
-    fn update_paths(
-        &mut self,
-        now: Instant,
-        ack: &mut Acked,
-        cum: u32,
-        (pseudo_before, pseudo_after): (&[Option<u32>], &[Option<u32>]),
-    ) -> bool {
-        let cmt = !pseudo_after.is_empty();
+    /// Step 5, per path: errors and reactivation, the window, T3-rtx. `ack.pseudo_*` hold
+    /// the paths' pseudo-cumacks before and after the SACK under CMT (empty otherwise).
+    /// Returns whether a path came back.
+    fn update_paths(&mut self, now: Instant, ack: &mut Acked, cum: u32) -> bool {
+        let cmt = !ack.pseudo_after.is_empty();
         // The coupled controllers see every path as it was before the updates.
         self.refresh_cc_views();
         let views = std::mem::take(&mut self.cc_scratch);
@@ -318,7 +340,7 @@ impl Association {
         for i in 0..self.paths.len() {
             // CUC: under CMT a path's own pseudo-cumack decides, not the association's.
             let advanced = if cmt {
-                pseudo_before[i] != pseudo_after[i] && pseudo_before[i].is_some()
+                ack.pseudo_before[i] != ack.pseudo_after[i] && ack.pseudo_before[i].is_some()
             } else {
                 ack.cum_advanced
             };
@@ -332,12 +354,12 @@ impl Association {
                     paths: &views,
                     me: i,
                 };
-                let lowest = pseudo_after.get(i).copied().flatten();
+                let lowest = ack.pseudo_after.get(i).copied().flatten();
                 let before = self.window_of(PathId(i as u16));
                 self.grow_window(i, &ctx, ack, advanced, cum, lowest, cmt);
                 self.trace_window(now, PathId(i as u16), before, WindowCause::Ack);
             }
-            let pending = cmt && pseudo_after[i].is_some();
+            let pending = cmt && ack.pseudo_after[i].is_some();
             // Under CMT, while SACKs may be truncated, a chunk sent more than an RTO ago can be
             // acked only now because earlier SACKs had no room to report it: that is no sign
             // the path moves (R3 means its earliest send), and restarting T3 on each one kept

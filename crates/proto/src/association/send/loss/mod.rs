@@ -46,12 +46,17 @@ pub(crate) struct SackDigest {
 }
 
 impl SackDigest {
-    /// A digest for `sfr_paths` paths (0: SFR off).
-    pub(crate) fn new(sfr_paths: usize) -> Self {
-        Self {
-            htna_on: vec![None; sfr_paths],
-            ..Self::default()
-        }
+    /// Empties the digest for a SACK over `sfr_paths` paths (0: SFR off), keeping the
+    /// vectors' capacity.
+    pub(crate) fn reset(&mut self, sfr_paths: usize) {
+        self.htna = None;
+        self.highest_acked = None;
+        self.htna_on.clear();
+        self.htna_on.resize(sfr_paths, None);
+        self.newly_lowest = None;
+        self.newly_path = None;
+        self.blocks.clear();
+        self.xmit_on.clear();
     }
 
     /// `s` is newly acknowledged by a gap block (called in TSN order).
@@ -75,15 +80,16 @@ impl SackDigest {
 }
 
 impl Association {
-    /// Adds this SACK's miss indications and returns the chunks that reached the threshold
-    /// (queue index, path), in TSN order.
+    /// Adds this SACK's miss indications and appends the chunks that reached the threshold
+    /// (queue index, path) to `lost`, in TSN order; `candidates` is scratch.
     pub(crate) fn miss_indications(
         &mut self,
         d: &SackDigest,
         cum_advanced: bool,
         cmt: bool,
-    ) -> Vec<(usize, PathId)> {
-        let mut lost = Vec::new();
+        candidates: &mut Vec<usize>,
+        lost: &mut Vec<(usize, PathId)>,
+    ) {
         let sfr = cmt && self.multipath_cfg().is_some_and(|c| c.sfr);
         let dac = cmt && self.multipath_cfg().is_some_and(|c| c.dac);
         // §7.2.4 (1): below the highest TSN newly acked (HTNA); in fast recovery a SACK that
@@ -97,17 +103,17 @@ impl Association {
         } else {
             d.htna
         };
-        let Some(limit) = limit else { return lost };
+        let Some(limit) = limit else { return };
         let n = self.tx.outstanding.len();
-        let mut candidates: Vec<usize> = Vec::new();
+        candidates.clear();
         if sfr {
-            self.sfr_candidates(&d.htna_on, &mut candidates);
+            self.sfr_candidates(&d.htna_on, candidates);
         } else {
             // Only the holes between the blocks can be missing.
             let limit_off = limit.wrapping_sub(self.tx.cum_ack) as usize;
             candidates.extend(ranges_minus(&[(1, limit_off.min(n))], &d.blocks).map(|o| o - 1));
         }
-        for i in candidates {
+        for &i in candidates.iter() {
             let s = &mut self.tx.outstanding[i];
             if !tsn_lt(s.tsn, limit) {
                 break;
@@ -141,6 +147,5 @@ impl Association {
                 lost.push((i, s.path));
             }
         }
-        lost
     }
 }

@@ -157,6 +157,14 @@ impl RackState {
     }
 }
 
+/// Vectors `rack_detect` reuses from one SACK to the next.
+#[derive(Debug, Default)]
+pub(crate) struct RackScratch {
+    reo: Vec<Duration>,
+    earliest: Vec<Option<Instant>>,
+    blocks: Vec<(usize, usize)>,
+}
+
 impl Association {
     /// Whether RACK-TLP is the loss-detection rule (`Auto`: unless CMT sends on several
     /// paths, or LS-SCTP sends new data on several).
@@ -192,20 +200,29 @@ impl Association {
         else {
             return;
         };
-        let reo: Vec<Duration> = self
-            .paths
-            .iter()
-            .map(|p| p.rack.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open))
-            .collect();
-        let mut earliest: Vec<Option<Instant>> = vec![None; npaths];
+        // Scratch kept between SACKs: this runs for every SACK on a RACK path.
+        let mut sc = std::mem::take(&mut self.rack_scratch);
+        let RackScratch {
+            reo,
+            earliest,
+            blocks,
+        } = &mut sc;
+        reo.clear();
+        reo.extend(
+            self.paths
+                .iter()
+                .map(|p| p.rack.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open)),
+        );
+        earliest.clear();
+        earliest.resize(npaths, None);
         let n = self.tx.outstanding.len();
         // Only the holes between the last SACK's blocks are judged: above its highest block
         // a chunk may have arrived and not be reported (a SACK holds as many blocks as fit
         // in a packet), so a later-sent chunk's delivery says nothing of it.
-        let blocks = tsn_offsets(&self.tx.acked_ranges, self.tx.cum_ack, n);
+        tsn_offsets(&self.tx.acked_ranges, self.tx.cum_ack, n, blocks);
         let all = [(1, blocks.last().map_or(0, |b| b.1))];
         let before = lost.len();
-        for off in ranges_minus(&all, &blocks) {
+        for off in ranges_minus(&all, blocks) {
             let s = &self.tx.outstanding[off - 1];
             // First transmissions are in TSN order, retransmissions later still: past the
             // first one sent after every path's RACK.xmit_ts nothing more can be lost.
@@ -229,11 +246,12 @@ impl Association {
                 earliest[pi] = Some(earliest[pi].map_or(deadline, |e| e.min(deadline)));
             }
         }
-        for (i, at) in earliest.into_iter().enumerate() {
+        for (i, &at) in earliest.iter().enumerate() {
             if self.paths[i].rack.xmit_ts.is_some() {
                 self.timers.set(Timer::Rack(PathId(i as u16)), at);
             }
         }
+        self.rack_scratch = sc;
         if lost.len() > before {
             lost.sort_unstable_by_key(|&(i, _)| i);
             lost.dedup_by_key(|&mut (i, _)| i);
