@@ -514,6 +514,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
                 receive_split: a.receive_split.unwrap_or(c.receive_split),
                 sack_path: a.sack_path.unwrap_or(c.sack_path),
                 window_cover: a.window_cover.unwrap_or(c.window_cover),
+                send_run: a.send_run.unwrap_or(c.send_run),
             }
         }),
         cc: a.cc.unwrap_or(d.cc),

@@ -414,6 +414,9 @@ pub struct AssociationSpec {
     /// CMT: keep new data and retransmissions off a path the peer's fixed window cannot
     /// cover at its RTT (default false; LS-SCTP always does).
     pub window_cover: Option<bool>,
+    /// CMT: new data leaves each path in runs of up to this many packets (default 32; 1:
+    /// off, as the CMT paper's sender).
+    pub send_run: Option<u16>,
     /// The sender's stream scheduler (RFC 8260, 001_*.txt §4): a name of
     /// [`SchedulerKind::NAMES`].
     pub stream_scheduler: Option<SchedulerKind>,

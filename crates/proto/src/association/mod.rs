@@ -186,6 +186,8 @@ pub struct Association {
     dac_count: u8,
     /// Path of the next data packet under CMT (round-robin over usable paths).
     cmt_cursor: usize,
+    /// The send run in force under CMT (packets), within `CmtConfig::send_run`.
+    send_run: u16,
     /// Path the last DATA arrived on: a lone SACK goes back there (RFC 9260 §6.4).
     last_data_path: PathId,
     /// Paths (bit per path id < 64) DATA arrived on since the last SACK: under CMT the
@@ -275,6 +277,7 @@ impl Association {
             local_addrs: Vec::new(),
             paths_added: false,
             cmt_cursor: 0,
+            send_run: 1,
             dac_count: 0,
             cc_scratch: Vec::new(),
             last_data_path: PathId(0),

@@ -234,6 +234,12 @@ pub(crate) struct Path {
     pub(crate) buffered: usize,
     /// Packets with new data still allowed in this burst (Max.Burst, RFC 9260 §6.1).
     pub(crate) burst_budget: u32,
+    /// New data waited for this path's window since the last SACK, held by the pacer or by
+    /// a send run short of room although the window was not full: the window is in use
+    /// (Linux's `tcp_is_cwnd_limited`), so the next ack may grow it (RFC 9260 §7.2.1).
+    pub(crate) window_held: bool,
+    /// Packets of new data left in the run this path is sending (`CmtConfig::send_run`).
+    pub(crate) run_left: u32,
     /// Pacing of new DATA (`AssociationConfig::pacing`).
     pub(crate) pacer: pacer::Pacer,
     /// With several paths: `seq` of the chunks whose last transmission was on this path and
@@ -325,6 +331,8 @@ impl Path {
             rtt_probe: None,
             buffered: 0,
             burst_budget: cfg.max_burst,
+            window_held: false,
+            run_left: 0,
             pacer: pacer::Pacer::default(),
             sent_live: seq_list::SeqList::default(),
             stats: PathStats::default(),

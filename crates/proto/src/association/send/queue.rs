@@ -176,6 +176,11 @@ impl SendQueue {
             .map(|s| (s.buffered, s.queue.len()))
     }
 
+    /// Bytes queued and not yet sent.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.queued_bytes
+    }
+
     pub(crate) fn has_unsent(&self) -> bool {
         self.queued_bytes > 0
     }

@@ -107,6 +107,7 @@ impl Association {
         ack.fresh = 0;
         ack.cum_advanced = cum != self.tx.cum_ack;
         ack.maybe_truncated = gaps.len() >= TRUNCATION_HINT_BLOCKS;
+        self.adapt_send_run(gaps.len());
         // CUC: each path's pseudo-cumulative ack before the SACK.
         ack.pseudo_before.clear();
         ack.pseudo_after.clear();
@@ -435,10 +436,17 @@ impl Association {
                     p.recovery = Recovery::Open;
                 }
                 if (cuc && advanced) || (!cuc && ack.cum_advanced) {
-                    p.cc.on_ack(ctx, ack.on[i], ack.flight_before[i]);
+                    // A window the pacer or a send run kept from filling was in use.
+                    let used = if p.window_held {
+                        ack.flight_before[i].max(p.cc.window())
+                    } else {
+                        ack.flight_before[i]
+                    };
+                    p.cc.on_ack(ctx, ack.on[i], used);
                 }
             }
         }
+        p.window_held = false;
     }
 
     /// Step 5, T3-rtx of path `i` (§6.3.2): stopped when nothing is outstanding there

@@ -10,6 +10,11 @@ use crate::sched::{PathView, SchedulerKind};
 use crate::time::Instant;
 use crate::timer::Timer;
 
+/// SACKs with more gap blocks than this lengthen the send run (see `adapt_send_run`).
+const RUN_GROW_BLOCKS: usize = 32;
+/// SACKs with fewer gap blocks than this shorten it.
+const RUN_SHRINK_BLOCKS: usize = 8;
+
 impl Association {
     /// Refreshes what the scheduler sees of the paths (only disciplines that look at them),
     /// and fills the pacers.
@@ -76,7 +81,14 @@ impl Association {
                 })
             } else {
                 let p = &self.paths[i];
-                if p.flight_size >= p.cc.window() {
+                // Held below a window it would fill: the window is in use all the same.
+                let held =
+                    p.flight_size < p.cc.window() && (!self.run_room(id) || !self.paced_ok(id));
+                if held {
+                    self.paths[i].window_held = true;
+                }
+                let p = &self.paths[i];
+                if p.flight_size >= p.cc.window() || held {
                     Some(Limit::Cwnd)
                 } else if flight > 0 && self.tx.peer_rwnd < p.mtu {
                     Some(Limit::PeerWindow)
@@ -180,12 +192,58 @@ impl Association {
         self.may_send_new_data()
             && self.tx.has_unsent()
             && (probe
-                || (p.burst_budget > 0 && p.flight_size < p.cc.window() && self.paced_ok(path)))
+                || (p.burst_budget > 0
+                    && p.flight_size < p.cc.window()
+                    && self.run_room(path)
+                    && self.paced_ok(path)))
             && p.psn.probe.is_none()
             && (!self.ls() || p.psn.has_room())
             && self.new_data_allowed_on(path)
             && self.buffer_split_allows(path)
             && self.window_share_allows(path)
+    }
+
+    /// The send run follows the gap blocks SACKs carry: it doubles while they carry more
+    /// than `RUN_GROW_BLOCKS` (paths interleave too finely for the reordering between
+    /// them) and halves below `RUN_SHRINK_BLOCKS`, within 1..=`CmtConfig::send_run`.
+    pub(crate) fn adapt_send_run(&mut self, blocks: usize) {
+        let Some(cmt) = self.cfg.cmt else { return };
+        let max = cmt.send_run.max(1);
+        if blocks > RUN_GROW_BLOCKS {
+            self.send_run = self.send_run.saturating_mul(2).min(max);
+        } else if blocks < RUN_SHRINK_BLOCKS {
+            self.send_run = (self.send_run / 2).max(1);
+        }
+        self.send_run = self.send_run.min(max);
+    }
+
+    /// The run of new data `path` sends in (see `CmtConfig::send_run`): 0 or 1 is none.
+    fn run_packets(&self, path: PathId) -> u32 {
+        if self.ls() || self.paths.len() == 1 {
+            // LS-SCTP acknowledges per path (LS-SACKs): interleaving costs no gap blocks.
+            return 0;
+        }
+        if self.cfg.cmt.is_none() {
+            return 0;
+        }
+        let p = &self.paths[path.0 as usize];
+        // An eighth of cwnd: a run never waits for much of the window.
+        u32::from(self.send_run).min((p.cc.window() / 8 / p.mtu.max(1)) as u32)
+    }
+
+    /// Whether `path` may send new data as far as runs go: in a run, or room for a whole
+    /// one, or nothing in flight there, or less data queued than a run.
+    fn run_room(&self, path: PathId) -> bool {
+        let run = self.run_packets(path) as usize;
+        if run <= 1 {
+            return true;
+        }
+        let p = &self.paths[path.0 as usize];
+        let r = run * p.mtu;
+        p.run_left > 0
+            || p.flight_size == 0
+            || p.flight_size + r <= p.cc.window()
+            || self.tx.queued_bytes() < r
     }
 
     /// Buffer splitting (Dreibholz et al., GLOBECOM 2010): a path may hold at most 1/n of
@@ -278,9 +336,16 @@ impl Association {
             new_data = self.write_new_data(now, path, buf, room);
             wrote |= new_data;
         }
+        let run = self.run_packets(path);
         let p = &mut self.paths[path.0 as usize];
         if new_data {
             p.burst_budget = p.burst_budget.saturating_sub(1);
+            if p.run_left > 0 {
+                p.run_left -= 1;
+            } else if run > 1 {
+                // A run starts; Max.Burst still bounds each burst of it (RFC 9260 §6.1 D).
+                p.run_left = run - 1;
+            }
             self.tx.sched.on_packet_end();
         }
         if wrote {
