@@ -10,8 +10,8 @@
 #   RTTS="100" LOSSES="0" CCS=cubic bench/long-fat.sh
 #
 # A controller name may carry options after "+", in any order: "+pacing" turns pacing on,
-# "+rack" sets loss_detection = "rack" (RACK-TLP, RFC 8985), "+run1" send_run = 1 (CMT sends
-# each packet as room allows instead of in runs), e.g. cubic+rack+pacing.
+# "+rack" sets loss_detection = "rack" (RACK-TLP, RFC 8985), "+runs" send_run = 32 (CMT sends
+# new data in runs of up to 32 packets per path), e.g. cubic+rack+pacing.
 #
 # PATHS=2: the CMT variant, two 500 Mbit/s paths, A with the grid's RTT and B with
 # RTT_RATIO (default 2) times it, each with a queue of its own BDP, CMT on (its defaults).
@@ -75,7 +75,7 @@ $(path_toml B 500 "$rtt_b")"
       case "+${cc#*+}+" in *+pacing+*) [ "$base" != "$cc" ] && pacing=true ;; esac
       case "+${cc#*+}+" in *+rack+*) [ "$base" != "$cc" ] && loss_detection=rack ;; esac
       send_run=""
-      case "+${cc#*+}+" in *+run1+*) [ "$base" != "$cc" ] && send_run="send_run = 1" ;; esac
+      case "+${cc#*+}+" in *+runs+*) [ "$base" != "$cc" ] && send_run="send_run = 32" ;; esac
       cat >"$OUT/$name.toml" <<EOF
 name = "long fat path, $label ms, loss $loss, $cc"
 duration = "$DURATION"

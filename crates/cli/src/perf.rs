@@ -185,9 +185,13 @@ pub(crate) struct ClientArgs {
     /// (RFC 9260), or the coupled cmt-rpv1, cmt-rpv2, lia.
     #[arg(long, default_value = "cubic")]
     cc: braid_net::CongestionControl,
-    /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt (issue 17).
+    /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt.
     #[arg(long)]
     pacing: bool,
+    /// Under CMT: the longest run of packets of new data a path sends at once (1: packet
+    /// by packet, the default; 32: runs that keep SACKs short, see docs/long-fat.md).
+    #[arg(long, default_value_t = 1)]
+    send_run: u16,
     /// Loss detection: auto (the default: rack while one path carries the data, dupthresh
     /// under CMT), dupthresh (three miss indications, RFC 9260) or rack (RACK-TLP, RFC 8985:
     /// time-based detection and tail loss probes).
@@ -712,7 +716,10 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     let cfg = EndpointConfig {
         port: args.local_port.unwrap_or(args.port),
         association: AssociationConfig {
-            cmt: cmt.then(braid_net::CmtConfig::default),
+            cmt: cmt.then(|| braid_net::CmtConfig {
+                send_run: args.send_run,
+                ..braid_net::CmtConfig::default()
+            }),
             stream_scheduler: args.scheduler,
             load_sharing,
             path_assignment: if load_sharing {
@@ -977,6 +984,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "spurious_detection": args.spurious_detection.to_string(),
             "cc": args.cc.to_string(),
             "pacing": args.pacing,
+            "send_run": args.send_run,
             "loss": args.loss.to_string(),
             "spurious_fast_retransmits": stats.as_ref().map_or(0, |s| s.spurious_fast_retransmits),
             "spurious_timeouts": stats.as_ref().map_or(0, |s| s.spurious_timeouts),
