@@ -363,10 +363,11 @@ impl Default for AssociationConfig {
             max_inbound_streams: 1024,
             send_buffer: 1 << 20,
             recv_buffer: 1 << 20,
-            // 32 MiB: twice the BDP of 1 Gbit/s x 100 ms, as Linux's tcp_rmem/wmem maxima
-            // are sized for (the endpoint's buffer_budget bounds the sum).
-            send_buffer_max: 32 << 20,
-            recv_buffer_max: 32 << 20,
+            // 64 MiB: what two 500 Mbit/s paths at 200/400 ms keep in flight plus what the
+            // receiver holds behind the slower one (37.5 MB + reordering; 32 MiB held them
+            // at 77 %); the endpoint's buffer_budget bounds the sum.
+            send_buffer_max: 64 << 20,
+            recv_buffer_max: 64 << 20,
             max_message_size: 256 * 1024,
             path_mtu: 1500,
             udp_encapsulation: true,

@@ -342,7 +342,7 @@ pub struct AssociationSpec {
     pub send_buffer: Option<Size>,
     /// Receive buffer (a_rwnd).
     pub recv_buffer: Option<Size>,
-    /// Send buffer autotuning bound (default: braid's, 32 MiB; unset with `send_buffer` or
+    /// Send buffer autotuning bound (default: braid's, 64 MiB; unset with `send_buffer` or
     /// `buffer` set: that size, fixed).
     pub send_buffer_max: Option<Size>,
     /// Receive buffer autotuning bound (as `send_buffer_max`, for `recv_buffer`).

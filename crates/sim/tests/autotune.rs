@@ -15,7 +15,7 @@ fn run(toml: &str) -> BTreeMap<String, f64> {
 }
 
 /// One saturated path at `rate` with `delay` each way and a drop-tail queue of `queue`
-/// packets, default association settings (CUBIC, autotuning up to 32 MiB).
+/// packets, default association settings (CUBIC, autotuning up to 64 MiB).
 fn path(rate: &str, delay: &str, queue: u32) -> String {
     format!(
         r#"

@@ -287,10 +287,15 @@ message_size = 1452
 /// retransmission on a path whose window stayed full (its flight was chunks the peer held
 /// beyond the SACK's gap blocks), while the other path's T3 freed room that went to new
 /// data: 0 Mbit/s. RFC 9260 §6.1 rule C puts it first on the path that has room.
+///
+/// Issue 26: it then reached 789 Mbit/s (81 %): after the overshoot the receiver held 15 MB
+/// in more gap blocks than a packet holds, its SACKs reported only the lowest, both paths'
+/// flights stayed full of chunks that had arrived unreported, and recovery crawled until a
+/// T3 two seconds later. A cut SACK now also reports the newest arrivals (non-renegable).
 #[test]
 fn cmt_retransmits_the_chunk_holding_the_cumulative_ack_on_a_path_with_room() {
     let g = long_fat_cmt(25, 50);
-    assert!(g > 500.0, "goodput {g:.1} Mbit/s");
+    assert!(g > 0.9 * 968.0, "goodput {g:.1} Mbit/s");
 }
 
 /// Issue 17: at 100 and 200 ms, after T3 a fast retransmit of a chunk sent before the
@@ -300,5 +305,15 @@ fn cmt_retransmits_the_chunk_holding_the_cumulative_ack_on_a_path_with_room() {
 #[test]
 fn after_a_timeout_fast_retransmits_of_older_chunks_do_not_shrink_the_window_again() {
     let g = long_fat_cmt(50, 100);
-    assert!(g > 500.0, "goodput {g:.1} Mbit/s");
+    assert!(g > 0.9 * 968.0, "goodput {g:.1} Mbit/s");
+}
+
+/// Issue 26: at 200/400 ms the two paths need more than the 32 MiB autotuning caps (BDP
+/// 37.5 MB plus what the receiver holds behind the slow path): 741 Mbit/s (77 %) before.
+/// With 64 MiB caps the overshoot that followed cut every SACK, and the receiver reported
+/// only its lowest blocks: 51 Mbit/s until cut SACKs reported the newest arrivals too.
+#[test]
+fn two_paths_at_200_and_400_ms_fill_both_links() {
+    let g = long_fat_cmt(100, 200);
+    assert!(g > 0.9 * 968.0, "goodput {g:.1} Mbit/s");
 }

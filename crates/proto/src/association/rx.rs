@@ -18,9 +18,9 @@ use crate::timer::Timer;
 /// chunks cannot hold more memory than the receive buffer allows.
 const FRAGMENT_OVERHEAD: usize = 64;
 
-/// Chunks held at most: below 2^15 so ordered SSNs stay comparable in serial arithmetic,
-/// and above what the largest autotuned window (32 MiB) holds in full-sized chunks (23,000),
-/// so that the cap does not bind before the bytes do.
+/// Chunks held at most: below 2^15 so ordered SSNs stay comparable in serial arithmetic.
+/// A 64 MiB autotuned window holds 46,000 full-sized chunks, so there the cap binds first
+/// (43 MB of them) and a_rwnd says so (`local_rwnd`).
 const MAX_HELD_CHUNKS: usize = 30_000;
 
 /// Memory (payload plus per-chunk charge) the receiver holds at most for chunks beyond the
@@ -394,7 +394,18 @@ impl Association {
         let entries = room.saturating_sub(header) / 4;
         let max_blocks = self.cfg.max_gap_blocks.min(entries / lists);
         let mut gap_blocks: Vec<GapAckBlock> = Vec::new();
-        self.tsn_map.gap_blocks(max_blocks, &mut gap_blocks);
+        if self.features.nr_sack
+            && self.cfg.nr_sack_policy == NrSackPolicy::Received
+            && max_blocks < self.cfg.max_gap_blocks
+        {
+            // The packet cuts the list: every block goes out non-renegable, so one that drops
+            // out later reads as nothing at the sender, and the newest arrivals are reported
+            // next to the lowest holes (else chunks above the cut count in flight for ever).
+            self.tsn_map.gap_blocks_ends(max_blocks, &mut gap_blocks);
+        } else {
+            self.tsn_map.gap_blocks(max_blocks, &mut gap_blocks);
+            self.tsn_map.forget_recent();
+        }
         // The NR list (Delivered policy) may split blocks, up to `max_blocks` of its own.
         let nr_room = if lists == 2 { max_blocks } else { 0 };
         dup_tsns.truncate(entries.saturating_sub(gap_blocks.len() + nr_room));

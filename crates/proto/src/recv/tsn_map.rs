@@ -24,7 +24,13 @@ pub(crate) struct TsnMap {
     dups: Vec<u32>,
     /// Duplicates kept for one SACK at most.
     max_dups: usize,
+    /// TSNs that arrived above `cum_tsn + 1` since the last SACK (at most `RECENT_CAP`): a
+    /// SACK cut to fit its packet still reports the blocks that hold them.
+    recent: Vec<u32>,
 }
+
+/// Recent arrivals remembered for the next SACK (two packets' worth is the usual case).
+const RECENT_CAP: usize = 64;
 
 impl TsnMap {
     /// A map expecting `peer_initial_tsn` next (`cum_tsn` starts one below it, wrapping;
@@ -35,6 +41,7 @@ impl TsnMap {
             ranges: VecDeque::new(),
             dups: Vec::new(),
             max_dups,
+            recent: Vec::new(),
         }
     }
 
@@ -74,6 +81,9 @@ impl TsnMap {
         if found {
             self.duplicate(tsn);
             return false;
+        }
+        if self.recent.len() < RECENT_CAP {
+            self.recent.push(tsn);
         }
         let joins_left = i > 0 && self.distance_of_end(i - 1) + 1 == d;
         let joins_right = self
@@ -121,6 +131,59 @@ impl TsnMap {
             let end = u16::try_from(end).unwrap_or(u16::MAX);
             out.push(GapAckBlock { start, end });
         }
+    }
+
+    /// As [`Self::gap_blocks`], but when more than `max` blocks are in reach: the lowest half
+    /// of `max` (the holes to repair), the blocks holding the TSNs that arrived since the
+    /// last SACK, and the highest blocks for the rest, in order. Forgets the arrivals.
+    pub(crate) fn gap_blocks_ends(&mut self, max: usize, out: &mut Vec<GapAckBlock>) {
+        let recent = std::mem::take(&mut self.recent);
+        let reach = self
+            .ranges
+            .iter()
+            .take_while(|&&(start, _)| u16::try_from(self.dist(start)).is_ok())
+            .count();
+        if reach <= max {
+            self.gap_blocks(max, out);
+            self.recent = recent;
+            self.recent.clear();
+            return;
+        }
+        let low = max / 2;
+        let mut pick: Vec<usize> = (0..low).collect();
+        for &tsn in &recent {
+            if let Some(d) = self.distance(tsn)
+                && let (i, true) = self.locate(d)
+                && (low..reach).contains(&i)
+            {
+                pick.push(i);
+            }
+        }
+        pick.sort_unstable();
+        pick.dedup();
+        pick.truncate(max);
+        // The newest blocks fill what is left, from the top down.
+        let mut top = reach;
+        while pick.len() < max && top > low {
+            top -= 1;
+            if pick.binary_search(&top).is_err() {
+                pick.push(top);
+            }
+        }
+        pick.sort_unstable();
+        for i in pick {
+            let (start, end) = self.ranges[i];
+            let start = u16::try_from(self.dist(start)).unwrap_or(u16::MAX);
+            let end = u16::try_from(self.dist(end)).unwrap_or(u16::MAX);
+            out.push(GapAckBlock { start, end });
+        }
+        self.recent = recent;
+        self.recent.clear();
+    }
+
+    /// A SACK went out: the arrivals since the previous one are reported.
+    pub(crate) fn forget_recent(&mut self) {
+        self.recent.clear();
     }
 
     /// Moves the duplicates recorded since the last call into `out` (RFC 9260 §6.2: they are
@@ -222,6 +285,34 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn a_cut_list_keeps_the_lowest_holes_the_newest_arrivals_and_the_top() {
+        // 40 single-TSN blocks above cum 0: TSNs 2, 4, .., 80 (offsets are the TSNs).
+        let mut m = TsnMap::new(1, 16);
+        for k in 1..=40u32 {
+            assert!(m.insert(2 * k));
+        }
+        m.forget_recent();
+        // Two arrivals since the last SACK, in the middle of the list: TSN 39 joins 38 and
+        // 40, TSN 51 joins 50 and 52 (38 blocks now).
+        assert!(m.insert(39));
+        assert!(m.insert(51));
+        let mut out = Vec::new();
+        m.gap_blocks_ends(10, &mut out);
+        let starts: Vec<u16> = out.iter().map(|b| b.start).collect();
+        // Lowest five (TSN 2..10), the blocks of the two arrivals, the three highest.
+        assert_eq!(starts, vec![2, 4, 6, 8, 10, 38, 50, 76, 78, 80]);
+        // The arrivals are forgotten once reported: the next cut list has no middle blocks.
+        out.clear();
+        m.gap_blocks_ends(10, &mut out);
+        let starts: Vec<u16> = out.iter().map(|b| b.start).collect();
+        assert_eq!(starts, vec![2, 4, 6, 8, 10, 72, 74, 76, 78, 80]);
+        // Everything fits: the plain list.
+        out.clear();
+        m.gap_blocks_ends(100, &mut out);
+        assert_eq!(out.len(), 38);
+    }
 
     /// The gap ack blocks as (start, end) pairs.
     fn blocks(map: &TsnMap) -> Vec<(u16, u16)> {
