@@ -9,7 +9,7 @@
 # or carries an expert info of severity Error; it also fails if the capture holds no DATA or
 # I-DATA chunk or no SACK (or NR-SACK) chunk, so it cannot pass on an empty or wrong capture
 # (braid ↔ braid with LS-SCTP: LS-DATA and LS-SACK count, tshark shows them as unknown types).
-# With BRAID_PEER_SPURIOUS=eifel-timestamp or eifel+duptsn (braid ↔ braid with Eifel, 004_*.txt)
+# With BRAID_PEER_SPURIOUS=eifel-timestamp or eifel+duptsn (braid ↔ braid with Eifel, Ladha et al.)
 # every frame carrying DATA must lead with a TIMESTAMP chunk (0xB3), or the check fails.
 # With EXPECT_IDATA=1 (both sides offered I-DATA) the capture must carry I-DATA and no DATA.
 # One known peer bug is tolerated and counted: a frame holding only a HEARTBEAT chunk of
@@ -64,7 +64,7 @@ function bad(what) {
 		if (ct[i] == 0) data++
 		else if (ct[i] == 64) idata++
 		else if (ct[i] == 3 || ct[i] == 16) sack++
-		# braid ↔ braid with LS-SCTP (002_*.txt): LS-DATA 0xB0, LS-SACK 0xB1.
+		# braid ↔ braid with LS-SCTP (Abd El Al et al.): LS-DATA 0xB0, LS-SACK 0xB1.
 		else if (ct[i] == 176) lsdata++
 		else if (ct[i] == 177) lssack++
 	}

@@ -42,7 +42,7 @@ pub enum AssocEvent {
     /// The peer restarted the association (RFC 9260 §5.2.4 case A): data in flight was lost.
     Restarted,
     /// A stream's buffered bytes (queued and unacknowledged) dropped to
-    /// `AssociationConfig::stream_buffer_low` or below (001_*.txt's sender queue
+    /// `AssociationConfig::stream_buffer_low` or below (Dreibholz et al.'s sender queue
     /// information; with the default threshold 0: everything sent on it was acknowledged).
     SendBufferLow {
         /// The stream.

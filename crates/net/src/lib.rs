@@ -24,7 +24,7 @@
 //! RFC 6951 ports are the core's business (`braid_proto` keeps the peer's UDP port in each
 //! path's remote address): it moves only on a packet whose verification tag checked out,
 //! never on an INIT or an unverified COOKIE-ECHO, and an INIT from a known address with a new
-//! UDP port is refused with an ABORT carrying cause 14 (003_*.txt Appendix F §4). The driver
+//! UDP port is refused with an ABORT carrying cause 14 (NEAT D3.1 Appendix F §4). The driver
 //! sends every datagram where the core says.
 //!
 //! ```no_run

@@ -94,7 +94,7 @@ impl SendStream {
     }
 
     /// Maps this stream to the path with index `path` (see [`braid_proto::PathInfo::id`]):
-    /// honoured by the `Fixed` stream scheduler (001_*.txt §4); a path index the
+    /// honoured by the `Fixed` stream scheduler (Dreibholz et al. §4); a path index the
     /// association does not have falls back to `stream % paths`.
     ///
     /// # Errors

@@ -1,4 +1,4 @@
-//! Spurious timeouts on real sockets (004_*.txt): a UDP relay on loopback between client
+//! Spurious timeouts on real sockets (Ladha et al.): a UDP relay on loopback between client
 //! and server holds the client's packets for a while — a delay spike — and releases them in
 //! order; the client's T3-rtx expires meanwhile. With Eifel negotiated the client finds the
 //! timeout spurious; the transfer arrives intact either way.

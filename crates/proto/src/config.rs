@@ -100,7 +100,7 @@ pub enum NrSackPolicy {
     #[default]
     Received,
     /// Ordered chunks only once their message is delivered (in order, complete); the INET
-    /// CMT-SCTP model of 001_*.txt did this, and it decides Fig. 4's σ for round-robin.
+    /// CMT-SCTP model of Dreibholz et al. did this, and it decides Fig. 4's σ for round-robin.
     Delivered,
 }
 
@@ -150,12 +150,12 @@ pub enum PathAssignment {
     /// Each path in turn until its cwnd is full (CMT, Iyengar et al. §2).
     #[default]
     RoundRobin,
-    /// In proportion to each path's cwnd/RTT, its bandwidth estimate (LS-SCTP, 002_*.txt
+    /// In proportion to each path's cwnd/RTT, its bandwidth estimate (LS-SCTP, Abd El Al et al.
     /// §4.3): the next packet goes to the path that has carried the least relative to it.
     CwndRtt,
 }
 
-/// What a T3-rtx expiry on one of several paths does to that path (002_*.txt §4.3, §5.4).
+/// What a T3-rtx expiry on one of several paths does to that path (Abd El Al et al. §4.3, §5.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimeoutHandling {
     /// SCTP's: the timed-out chunks go to an alternate path and the timed-out path, its
@@ -186,14 +186,14 @@ pub enum LossDetection {
     Rack,
 }
 
-/// How the sender tells a spurious retransmission from a needed one (004_*.txt, RFC 3522,
+/// How the sender tells a spurious retransmission from a needed one (Ladha et al., RFC 3522,
 /// RFC 3708), and so whether it undoes the congestion response (RFC 4015).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SpuriousDetection {
     /// No detection: every retransmission keeps its congestion response (RFC 9260).
     #[default]
     Off,
-    /// Eifel with a TIMESTAMP chunk in every packet (004_*.txt Fig. 6 variant I); needs the
+    /// Eifel with a TIMESTAMP chunk in every packet (Ladha et al. Fig. 6 variant I); needs the
     /// peer's Eifel-Supported parameter, else DupTSN detection is used.
     EifelTimestamp,
     /// Eifel with the retransmit bit in DATA and SACK flags (Fig. 6 variant II); needs the
@@ -202,7 +202,7 @@ pub enum SpuriousDetection {
     /// Duplicate-TSN reports alone (RFC 3708): no wire change, works with any peer.
     DupTsn,
     /// Eifel (timestamp) falling back to DupTSN reports when a retransmission may have
-    /// overtaken its original (004_*.txt §4 "Multihoming Considerations").
+    /// overtaken its original (Ladha et al. §4 "Multihoming Considerations").
     EifelDupTsn,
 }
 
@@ -282,7 +282,7 @@ pub struct AssociationConfig {
     pub idata: bool,
     /// Stream scheduler of the sender (changeable at run time).
     pub stream_scheduler: SchedulerKind,
-    /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* is the path of stream *i*;
+    /// Fixed stream-to-path mapping (Dreibholz et al. §4): entry *i* is the path of stream *i*;
     /// streams without an entry go to path `stream % paths`.
     pub stream_paths: Vec<u16>,
     /// Which address pairs become paths.
@@ -292,7 +292,7 @@ pub struct AssociationConfig {
     pub pf_max_retrans: Option<u32>,
     /// HB.Max.Burst (RFC 9260 §16): heartbeats to unconfirmed addresses per RTO.
     pub hb_max_burst: u32,
-    /// Offer LS-SCTP (002_*.txt; Load-Sharing-Supported in INIT/INIT-ACK) and use it when the
+    /// Offer LS-SCTP (Abd El Al et al.; Load-Sharing-Supported in INIT/INIT-ACK) and use it when the
     /// peer offers it too: LS-DATA with per-path sequence numbers, LS-SACK per path. Without
     /// the peer's offer the association runs as `cmt` says (CMT or standard SCTP).
     pub load_sharing: bool,
@@ -300,15 +300,15 @@ pub struct AssociationConfig {
     pub path_assignment: PathAssignment,
     /// What T3-rtx expiry does to the path under CMT and LS-SCTP.
     pub timeout_handling: TimeoutHandling,
-    /// At most this many paths carry new data at once (002_*.txt §1: a battery-powered host
+    /// At most this many paths carry new data at once (Abd El Al et al. §1: a battery-powered host
     /// may use fewer interfaces); the best by cwnd/RTT. `None`: every usable path.
     pub max_data_paths: Option<u16>,
-    /// Path Monitor (002_*.txt §4.4): a path whose measured loss rate (retransmitted over
+    /// Path Monitor (Abd El Al et al. §4.4): a path whose measured loss rate (retransmitted over
     /// sent chunks, since it last became active) exceeds this leaves the active list until a
     /// HEARTBEAT-ACK; `None`: loss does not take paths out.
     pub path_loss_threshold: Option<f64>,
     /// Detection of spurious fast retransmits and timeouts, and the Eifel response
-    /// (004_*.txt, RFC 4015) when one is found. Off by default, as in RFC 9260.
+    /// (Ladha et al., RFC 4015) when one is found. Off by default, as in RFC 9260.
     pub spurious_detection: SpuriousDetection,
     /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt with bursts of
     /// at most 2 ms (`crate::path::pacer`), so windows do not leave in line-rate bursts.
@@ -316,7 +316,7 @@ pub struct AssociationConfig {
     /// When a chunk counts as lost: three miss indications (RFC 9260, the default) or
     /// RACK-TLP (RFC 8985).
     pub loss_detection: LossDetection,
-    /// Packetization Layer PMTU Discovery (RFC 8899; 003_*.txt §2.1.3): each confirmed path
+    /// Packetization Layer PMTU Discovery (RFC 8899; NEAT D3.1 §2.1.3): each confirmed path
     /// starts at BASE_PLPMTU (1200 bytes IPv4, 1280 IPv6) and probes with HEARTBEAT + PAD up
     /// to `path_mtu`, which is then MAX_PLPMTU. Off: every path uses `path_mtu` (lowered only
     /// by ICMP "too big").

@@ -25,11 +25,11 @@ pub(crate) struct Features {
     pub(crate) pr_sctp: bool,
     /// Both sides listed NR-SACK (0x10) in Supported Extensions.
     pub(crate) nr_sack: bool,
-    /// Both sides sent Load-Sharing-Supported (LS-SCTP, 002_*.txt §4.6).
+    /// Both sides sent Load-Sharing-Supported (LS-SCTP, Abd El Al et al. §4.6).
     pub(crate) ls: bool,
-    /// The peer echoes TIMESTAMP chunks (Eifel-Supported, 004_*.txt Fig. 6 variant I).
+    /// The peer echoes TIMESTAMP chunks (Eifel-Supported, Ladha et al. Fig. 6 variant I).
     pub(crate) eifel_ts: bool,
-    /// The peer echoes the retransmit bit (Eifel-Supported, 004_*.txt Fig. 6 variant II).
+    /// The peer echoes the retransmit bit (Eifel-Supported, Ladha et al. Fig. 6 variant II).
     pub(crate) eifel_rbit: bool,
     /// Both sides listed I-DATA (0x40) and, with PR-SCTP, I-FORWARD-TSN (RFC 8260 §2.2).
     pub(crate) idata: bool,

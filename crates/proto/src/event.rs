@@ -83,7 +83,7 @@ impl std::fmt::Display for CloseReason {
                 for (i, c) in causes.iter().enumerate() {
                     write!(f, "{}{c}", if i == 0 { ": " } else { "; " })?;
                     if let ErrorCause::RestartWithNewEncapsulationPort { .. } = c {
-                        // RFC 6951 as updated (003_*.txt Appendix F): the peer refuses an
+                        // RFC 6951 as updated (NEAT D3.1 Appendix F): the peer refuses an
                         // INIT from a known address on a new UDP port.
                         f.write_str(
                             ": the peer still has an association with this address on \

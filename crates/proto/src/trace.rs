@@ -30,7 +30,7 @@ pub enum WindowCause {
     Timeout,
     /// The path was idle for an RTO or more (§7.2.1).
     Idle,
-    /// A fast retransmit or timeout was found spurious and its cut undone (004_*.txt §5).
+    /// A fast retransmit or timeout was found spurious and its cut undone (Ladha et al. §5).
     Spurious,
 }
 
@@ -88,7 +88,7 @@ pub enum TraceEvent {
         /// Where the marked chunks go.
         resent_on: PathId,
     },
-    /// A fast retransmit or timeout on a path was found spurious (004_*.txt Fig. 6, RFC 3708).
+    /// A fast retransmit or timeout on a path was found spurious (Ladha et al. Fig. 6, RFC 3708).
     SpuriousRetransmission {
         /// The path whose congestion state the retransmission had cut.
         path: PathId,

@@ -780,7 +780,7 @@ fn nothing_answers_the_packets_that_follow_a_peer_abort() {
     s.expect_nothing_for(secs(5));
 }
 
-// ================================================================= LS-SCTP (002_*.txt)
+// ================================================================= LS-SCTP (Abd El Al et al.)
 
 mod ls {
     use braid_proto::{AssociationConfig, CloseReason, Event, State};

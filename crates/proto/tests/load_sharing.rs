@@ -1,4 +1,4 @@
-//! LS-SCTP (002_*.txt §4): two endpoints with two addresses each (path i is
+//! LS-SCTP (Abd El Al et al. §4): two endpoints with two addresses each (path i is
 //! 10.i.0.1 ↔ 10.i.0.2), wired in memory; every test reads what went on the wire (the
 //! pair's log, before loss) and what the application received.
 //!

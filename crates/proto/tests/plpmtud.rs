@@ -1,4 +1,4 @@
-//! PLPMTUD (RFC 8899; 003_*.txt §2.1.3) played packet by packet against a scripted peer,
+//! PLPMTUD (RFC 8899; NEAT D3.1 §2.1.3) played packet by packet against a scripted peer,
 //! as 003's Listing 1 does with packetdrill.
 #![allow(clippy::unwrap_used)]
 

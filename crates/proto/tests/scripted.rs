@@ -1548,7 +1548,7 @@ fn an_init_from_a_new_udp_port_is_refused_with_cause_14_and_the_association_live
     let (ep_tag, peer_tag) = (s.ep_tag, s.peer_tag);
     let old = s.remote;
 
-    // 003_*.txt App. F §4 rule 7: an INIT (tag 0, unverifiable) from another UDP port for
+    // NEAT D3.1 App. F §4 rule 7: an INIT (tag 0, unverifiable) from another UDP port for
     // this association is answered by an ABORT with cause 14 to that port, and nothing else
     // changes: an off-path attacker cannot take the association over by "restarting" it.
     s.remote.set_port(40_003);

@@ -1,4 +1,4 @@
-//! Spurious retransmissions (004_*.txt; RFC 3522, RFC 3708, RFC 4015): reordering and delay
+//! Spurious retransmissions (Ladha et al.; RFC 3522, RFC 3708, RFC 4015): reordering and delay
 //! spikes make retransmissions that were not needed; each detection variant finds them,
 //! never calls a real loss spurious, and the response spares retransmissions.
 
@@ -22,7 +22,7 @@ const VARIANTS: [SpuriousDetection; 4] = [
     SpuriousDetection::EifelDupTsn,
 ];
 
-/// 004_*.txt's sender: three miss indications and T3 (RACK-TLP would repair the tails
+/// Ladha et al.'s sender: three miss indications and T3 (RACK-TLP would repair the tails
 /// these scenarios time out on).
 fn config(d: SpuriousDetection) -> AssociationConfig {
     AssociationConfig {
@@ -299,7 +299,7 @@ fn the_retransmit_bit_marks_retransmissions_and_the_sacks_that_answer_them() {
     );
 }
 
-/// Fig. 5 of 004_*.txt, with a timeout: eight small chunks go in one packet, time out, and
+/// Fig. 5 of Ladha et al., with a timeout: eight small chunks go in one packet, time out, and
 /// go again in one packet. A SACK that acknowledges only the first with the original's
 /// timestamp is not a cover ack and decides nothing; the cover ack then decides by its echo.
 fn bundled_timeout(cover_echo_is_original: bool) -> u64 {

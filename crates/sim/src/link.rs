@@ -1,7 +1,7 @@
 //! A unidirectional link: a drop-tail FIFO in front of a transmitter of a given rate, a
 //! propagation delay, and the impairments the papers use — Bernoulli and Gilbert–Elliott
-//! loss, "hiccup" reordering and delay spikes (004_*.txt §4), failure windows, rate changes
-//! — plus a cross-traffic source (002_*.txt Fig. 14).
+//! loss, "hiccup" reordering and delay spikes (Ladha et al. §4), failure windows, rate changes
+//! — plus a cross-traffic source (Abd El Al et al. Fig. 14).
 //!
 //! The link does not own a clock: the driver calls [`Link::offer`] when a packet enters,
 //! [`Link::tx_done`] when the serialization it was told about ends, [`Link::arrive`] at each
@@ -115,7 +115,7 @@ pub enum LossModel {
     Gilbert(GilbertElliott),
 }
 
-/// "Hiccup" reordering (004_*.txt §4, the ns-2 hiccup module): a packet, chosen with
+/// "Hiccup" reordering (Ladha et al. §4, the ns-2 hiccup module): a packet, chosen with
 /// probability `rate`, is held until the next `displacement` packets have passed it.
 #[derive(Debug, Clone, Copy)]
 pub struct HiccupConfig {
@@ -125,7 +125,7 @@ pub struct HiccupConfig {
     pub displacement: usize,
 }
 
-/// Delay spikes (004_*.txt §6 "Spurious Timeouts"): the gap from the end of one spike to the
+/// Delay spikes (Ladha et al. §6 "Spurious Timeouts"): the gap from the end of one spike to the
 /// start of the next is uniform in `interval`, a spike's length uniform in `length`; every
 /// packet that would arrive during a spike arrives when it ends, in order.
 #[derive(Debug, Clone, Copy)]
@@ -604,7 +604,7 @@ pub enum BackgroundShape {
     },
 }
 
-/// Cross traffic of fixed-size packets at a fixed rate while on (002_*.txt Fig. 14).
+/// Cross traffic of fixed-size packets at a fixed rate while on (Abd El Al et al. Fig. 14).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BackgroundSource {
     /// Shape.

@@ -14,10 +14,10 @@
 //! * `retransmissions_wire`, `unnecessary_retransmissions`: ground truth from every DATA
 //!   chunk the sender emitted in the window (see [`TsnTracker`]).
 //! * `spurious_fast_retransmits`, `spurious_timeouts`: the sender core's own count of fast
-//!   retransmits and T3 expiries it found spurious (004_*.txt, `spurious_detection`) over the
+//!   retransmits and T3 expiries it found spurious (Ladha et al., `spurious_detection`) over the
 //!   window, from its `AssociationStats`.
 //! * `highest_tsn_sent`: how far the sender's highest TSN sent moved in the window, in DATA
-//!   chunks (without a warm-up: counted from its first TSN, which counts) — 004_*.txt §6's
+//!   chunks (without a warm-up: counted from its first TSN, which counts) — Ladha et al. §6's
 //!   goodput, "the highest TSN an SCTP sender is able to send within a fixed interval" (with
 //!   one message per packet, packets). It counts data still in flight at the end and data
 //!   sent but later lost, as the paper's does; `tsns_acked` counts the chunks the receiver
@@ -86,7 +86,7 @@ struct TsnRecord {
 /// Follows every DATA chunk of the measured association through the network.
 ///
 /// A retransmission is *unnecessary* when an earlier transmission of the same TSN reaches
-/// the receiver, before or after the retransmission was sent (004_*.txt §6: retransmissions
+/// the receiver, before or after the retransmission was sent (Ladha et al. §6: retransmissions
 /// of data that was not lost, e.g. spurious timeouts during a delay spike). A TSN's record
 /// is settled once no copy of it is in the network and one has arrived (or the receiver's
 /// cumulative ack passed it); a later retransmission of a settled TSN is unnecessary.

@@ -156,7 +156,7 @@ pub enum SimError {
 pub const TIMESERIES_HEADER: &str = "t_s,path,cwnd,ssthresh,rto_ms,flight_size,srtt_ms,cum_tsn,\
 send_buffered,recv_buffered,state,retransmissions,fast_retransmissions,timeouts";
 
-/// Header of the time-sequence CSV (004_*.txt Figs. 2–4, 7–10: "TSN vs time"), one row per
+/// Header of the time-sequence CSV (Ladha et al. Figs. 2–4, 7–10: "TSN vs time"), one row per
 /// event of the measured association: `send` (a DATA chunk's first transmission) and `rtx`
 /// (a retransmission) leaving the sender, `arrive` (a DATA chunk reaching the receiver),
 /// `sack` (a SACK's cumulative TSN ack reaching the sender), `cwnd` (a path's cwnd or
@@ -526,7 +526,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         stream_paths: stream_path_indices(s),
         load_sharing: mode == LoadSharing::Ls,
         // Unset, each protocol runs as its paper describes it: LS-SCTP assigns by cwnd/RTT
-        // and probes with copies (002_*.txt §4.3), CMT goes round-robin with SCTP's handling.
+        // and probes with copies (Abd El Al et al. §4.3), CMT goes round-robin with SCTP's handling.
         path_assignment: a.path_assignment.unwrap_or(if mode == LoadSharing::Ls {
             PathAssignment::CwndRtt
         } else {
@@ -549,7 +549,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
     }
 }
 
-/// Whether `d` puts a TIMESTAMP chunk in every packet (004_*.txt §4, Fig. 6 variant I:
+/// Whether `d` puts a TIMESTAMP chunk in every packet (Ladha et al. §4, Fig. 6 variant I:
 /// 12 bytes per packet), so that sources send their `timestamp_message_size`.
 pub fn sends_timestamps(d: SpuriousDetection) -> bool {
     matches!(
@@ -583,7 +583,7 @@ fn stream_path_indices(s: &Scenario) -> Vec<u16> {
 }
 
 /// With a sender-queue-info source: the StreamBufferLow mark, a few messages of the largest
-/// such source, so an event means the stream is about to run dry (001_*.txt §6.2).
+/// such source, so an event means the stream is about to run dry (Dreibholz et al. §6.2).
 fn sqinfo_low_mark(s: &Scenario) -> Option<usize> {
     traffic(s)
         .iter()
@@ -1521,7 +1521,7 @@ fn for_each_data(p: &Bytes, mut f: impl FnMut(u32, u32)) {
         if let Some(Ok(d)) = raw.decode_as::<Data>() {
             f(d.tsn, u32::try_from(d.user_data.len()).unwrap_or(u32::MAX));
         }
-        // LS-SCTP: the ASN is the association's sequence, as a TSN (002_*.txt §4.2).
+        // LS-SCTP: the ASN is the association's sequence, as a TSN (Abd El Al et al. §4.2).
         if let Some(Ok(d)) = raw.decode_as::<LsData>() {
             f(d.asn, u32::try_from(d.user_data.len()).unwrap_or(u32::MAX));
         }

@@ -63,7 +63,7 @@ pub struct Scenario {
     /// Record every DATA chunk sent (original or retransmission, with its path), every DATA
     /// arrival at the receiver, every SACK's cumulative ack at the sender and every change of
     /// a path's cwnd: `sequence/point{P}-seed{S}.csv` (header
-    /// [`crate::run::SEQUENCE_HEADER`]), the time-sequence plots of 004_*.txt Figs. 2–4 and
+    /// [`crate::run::SEQUENCE_HEADER`]), the time-sequence plots of Ladha et al. Figs. 2–4 and
     /// 7–10 (`braid sim plot --sequence`).
     #[serde(default)]
     pub sequence: bool,
@@ -81,7 +81,7 @@ pub enum SqinfoPolicy {
     Messages,
     /// Keep each stream's buffered bytes (queued and unacknowledged) within σ/streams: the
     /// byte count SCTP_SQINFO reports (draft-dreibholz-tsvwg-sctpsocket-sqinfo). The default:
-    /// it reproduces 001_*.txt Fig. 7 where `Messages` does not (the reproduction report's
+    /// it reproduces Dreibholz et al. Fig. 7 where `Messages` does not (the reproduction report's
     /// Assumptions table).
     #[default]
     Bytes,
@@ -137,28 +137,28 @@ pub struct PathSpec {
     /// Gilbert–Elliott loss of the forward link (replaces `loss`).
     #[serde(default)]
     pub gilbert: Option<GilbertSpec>,
-    /// "Hiccup" reordering of 004_*.txt on the forward link.
+    /// "Hiccup" reordering of Ladha et al. on the forward link.
     #[serde(default)]
     pub hiccup: Option<HiccupSpec>,
-    /// Reordering that always causes a fast retransmit (004_*.txt §6: "every reordering
+    /// Reordering that always causes a fast retransmit (Ladha et al. §6: "every reordering
     /// event causes a spurious fast retransmission"): `hiccup` with this rate and
     /// displacement [`REORDER_DISPLACEMENT`]. Not together with `hiccup`.
     #[serde(default)]
     pub reorder_rate: Option<f64>,
     /// Reordering at fixed times: the first packet reaching the far end of the forward link
     /// at or after each time is displaced as `reorder_rate` (or `hiccup`) displaces one (the
-    /// single spurious fast retransmit of 004_*.txt Figs. 2(a), 7).
+    /// single spurious fast retransmit of Ladha et al. Figs. 2(a), 7).
     #[serde(default)]
     pub reorder_at: Vec<Dur>,
     /// Delay spikes on the forward link: every packet in flight is held.
     #[serde(default)]
     pub spikes: Option<SpikeSpec>,
-    /// Delay spikes as 004_*.txt §6 states them, `{ every = ["10s", "20s"], length = ["3s",
+    /// Delay spikes as Ladha et al. §6 states them, `{ every = ["10s", "20s"], length = ["3s",
     /// "10s"] }`: the same as `spikes` with `interval = every`. Not together with `spikes`.
     #[serde(default)]
     pub delay_spikes: Option<DelaySpikesSpec>,
     /// Delay spikes at fixed times, `[["30s", "33s"], ...]`: every packet that would reach
-    /// the far end of the forward link within `[from, to)` arrives at `to` (004_*.txt Figs.
+    /// the far end of the forward link within `[from, to)` arrives at `to` (Ladha et al. Figs.
     /// 2(b), 3, 4, 8–10 show one spike each).
     #[serde(default)]
     pub spike_at: Vec<[Dur; 2]>,
@@ -197,7 +197,7 @@ fn one() -> f64 {
     1.0
 }
 
-/// Displaces a packet behind the next `displacement` packets, at a given rate (004_*.txt).
+/// Displaces a packet behind the next `displacement` packets, at a given rate (Ladha et al.).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HiccupSpec {
@@ -217,7 +217,7 @@ pub struct SpikeSpec {
     pub length: [Dur; 2],
 }
 
-/// Delay spikes in 004_*.txt's words (§6 "Spurious Timeouts"): the same model as
+/// Delay spikes in Ladha et al.'s words (§6 "Spurious Timeouts"): the same model as
 /// [`SpikeSpec`].
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -291,7 +291,7 @@ impl PathSpec {
     }
 }
 
-/// Cross traffic of fixed-size packets sharing the forward link (002_*.txt Fig. 14).
+/// Cross traffic of fixed-size packets sharing the forward link (Abd El Al et al. Fig. 14).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackgroundSpec {
@@ -357,7 +357,7 @@ pub struct AssociationSpec {
     pub max_burst: Option<u32>,
     /// Delayed SACK timeout.
     pub sack_delay: Option<Dur>,
-    /// The delayed SACK timeout by 004_*.txt's name ("delayed ack"): the same as
+    /// The delayed SACK timeout by Ladha et al.'s name ("delayed ack"): the same as
     /// `sack_delay`. Not together with it.
     pub delayed_ack: Option<Dur>,
     /// SACK every this many packets.
@@ -374,7 +374,7 @@ pub struct AssociationSpec {
     pub streams: Option<u16>,
     /// Largest message accepted by send.
     pub max_message_size: Option<Size>,
-    /// Send and receive buffer both (σ of 001_*.txt §5); `send_buffer` and `recv_buffer`
+    /// Send and receive buffer both (σ of Dreibholz et al. §5); `send_buffer` and `recv_buffer`
     /// override it.
     pub buffer: Option<Size>,
     /// Concurrent Multipath Transfer: new data on every path (Iyengar et al.).
@@ -397,7 +397,7 @@ pub struct AssociationSpec {
     pub nr_sack: Option<bool>,
     /// What the receiver's NR-SACKs acknowledge non-renegably: `received` (every chunk on
     /// receipt, the default) or `delivered` (ordered chunks once their message is delivered,
-    /// the INET CMT-SCTP model of 001_*.txt).
+    /// the INET CMT-SCTP model of Dreibholz et al.).
     pub nr_sack_policy: Option<NrSackPolicy>,
     /// Offer and use I-DATA (RFC 8260): with `rr-packet`, `fc` or `wfq`, messages of
     /// different streams interleave their fragments.
@@ -417,17 +417,17 @@ pub struct AssociationSpec {
     /// CMT: new data leaves each path in runs of up to this many packets (default 32; 1:
     /// off, as the CMT paper's sender).
     pub send_run: Option<u16>,
-    /// The sender's stream scheduler (RFC 8260, 001_*.txt §4): a name of
+    /// The sender's stream scheduler (RFC 8260, Dreibholz et al. §4): a name of
     /// [`SchedulerKind::NAMES`].
     pub stream_scheduler: Option<SchedulerKind>,
-    /// Fixed stream-to-path mapping (001_*.txt §4): entry *i* names the path of stream *i*.
+    /// Fixed stream-to-path mapping (Dreibholz et al. §4): entry *i* names the path of stream *i*.
     pub stream_paths: Option<Vec<String>>,
     /// How the association uses its paths: `off` (standard SCTP: the primary carries new
-    /// data), `cmt` (the same as `cmt = true`), `ls` (LS-SCTP of 002_*.txt, offered in
+    /// data), `cmt` (the same as `cmt = true`), `ls` (LS-SCTP of Abd El Al et al., offered in
     /// INIT/INIT-ACK; with a peer that does not offer it, `cmt` decides).
     pub load_sharing: Option<LoadSharing>,
     /// How new data is divided among the paths: `round-robin` (CMT) or `cwnd-rtt`
-    /// (LS-SCTP, 002_*.txt §4.3). Unset: `cwnd-rtt` with `load_sharing = "ls"`, else
+    /// (LS-SCTP, Abd El Al et al. §4.3). Unset: `cwnd-rtt` with `load_sharing = "ls"`, else
     /// `round-robin`.
     pub path_assignment: Option<PathAssignment>,
     /// What a timeout does to a path under CMT or LS-SCTP: `sctp` (retransmit elsewhere,
@@ -440,9 +440,9 @@ pub struct AssociationSpec {
     /// Path Monitor: a path whose loss rate exceeds this leaves the active list.
     pub path_loss_threshold: Option<f64>,
     /// RFC 7829's potentially-failed state (default on, PFMR 0): off models SCTP before it
-    /// (RFC 2960/4960, as 002_*.txt's), where a timed-out path stays active.
+    /// (RFC 2960/4960, as Abd El Al et al.'s), where a timed-out path stays active.
     pub pf: Option<bool>,
-    /// Detection of spurious retransmissions (004_*.txt): `off` (default), `eifel-timestamp`,
+    /// Detection of spurious retransmissions (Ladha et al.): `off` (default), `eifel-timestamp`,
     /// `eifel-rbit`, `duptsn`, `eifel+duptsn` ([`SpuriousDetection::NAMES`]).
     pub spurious_detection: Option<SpuriousDetection>,
     /// PLPMTUD (RFC 8899): probe each path's PMTU from 1200 bytes up to `path_mtu`.
@@ -492,7 +492,7 @@ pub enum TrafficSpec {
         /// Send unordered.
         #[serde(default)]
         unordered: bool,
-        /// Sender queue info (001_*.txt §6.2): keep every stream's queue topped up instead
+        /// Sender queue info (Dreibholz et al. §6.2): keep every stream's queue topped up instead
         /// of writing the streams in strict round-robin order.
         #[serde(default)]
         sender_queue_info: bool,
@@ -502,7 +502,7 @@ pub enum TrafficSpec {
         #[serde(default)]
         sqinfo_policy: SqinfoPolicy,
         /// Message size when `spurious_detection` puts a TIMESTAMP chunk in every packet
-        /// (`eifel-timestamp`, `eifel+duptsn`); unset: `message_size`. 004_*.txt §5: 1436
+        /// (`eifel-timestamp`, `eifel+duptsn`); unset: `message_size`. Ladha et al. §5: 1436
         /// instead of 1448 bytes "to allow room for the 12 byte timestamp chunk".
         #[serde(default)]
         timestamp_message_size: Option<usize>,

@@ -17,7 +17,7 @@
 //! checksum; the sink counts it corrupt if its source never sends one that short.
 //!
 //! A saturated source writes its streams in strict round-robin order, retrying the same
-//! stream while the send buffer is full (the plain socket API of 001_*.txt §6.2), or, with
+//! stream while the send buffer is full (the plain socket API of Dreibholz et al. §6.2), or, with
 //! `sender_queue_info` (the sender queue info extension, draft-dreibholz-tsvwg-sctpsocket-sqinfo),
 //! writes whichever stream has the fewest buffered bytes while they stay within σ/streams
 //! ([`SqinfoPolicy::Bytes`]), or the fewest queued messages while fewer than
@@ -49,7 +49,7 @@ const CRC_AT: usize = 20;
 pub const HEADER_LEN: usize = 24;
 
 /// Sender queue info: a stream is refilled while fewer messages than this wait unsent in its
-/// queue (enough for a Max.Burst of 4 packets between two application turns, 001_*.txt §6.2).
+/// queue (enough for a Max.Burst of 4 packets between two application turns, Dreibholz et al. §6.2).
 pub const SQINFO_QUEUE_MESSAGES: usize = 8;
 
 /// Size of the buffer messages are cut from (one allocation for many messages).
@@ -170,7 +170,7 @@ pub struct Source {
     pub message_size: usize,
     /// Send unordered.
     pub unordered: bool,
-    /// Saturated: use sender queue info instead of strict round-robin (001_*.txt §6.2).
+    /// Saturated: use sender queue info instead of strict round-robin (Dreibholz et al. §6.2).
     pub sender_queue_info: bool,
     /// How the queue info is read.
     pub sqinfo_policy: SqinfoPolicy,
@@ -362,7 +362,7 @@ impl Source {
                 }
             };
             // Without queue info the application cannot tell which stream is short of data,
-            // so it writes them in turn and waits on a full buffer (001_*.txt §6.2).
+            // so it writes them in turn and waits on a full buffer (Dreibholz et al. §6.2).
             let rel = if self.sender_queue_info && self.kind == SourceKind::Saturated {
                 match self.sqinfo_pick(a, send_buffer) {
                     Some(i) => i,

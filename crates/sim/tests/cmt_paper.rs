@@ -1,4 +1,4 @@
-//! The quick reproduction of 001_*.txt (`braid reproduce cmt-scheduling --quick`) must give
+//! The quick reproduction of Dreibholz et al. (`braid reproduce cmt-scheduling --quick`) must give
 //! every number and claim of the paper the verdict its report states: each holds, except the
 //! departures listed with their reasons in `reproduce::CMT_DEPARTURES`, which must depart
 //! (a listed one that holds is a stale report). Release only: a debug build takes minutes.

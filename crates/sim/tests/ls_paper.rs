@@ -1,4 +1,4 @@
-//! The quick reproduction of 002_*.txt (`braid reproduce ls-sctp --quick`) must give every
+//! The quick reproduction of Abd El Al et al. (`braid reproduce ls-sctp --quick`) must give every
 //! number and claim of the paper the verdict its report states: each holds, except the
 //! departures listed with their reasons in `reproduce::LS_DEPARTURES`, which must depart (a
 //! listed one that holds is a stale report). Release only: a debug build takes minutes.

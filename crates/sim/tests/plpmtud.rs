@@ -1,4 +1,4 @@
-//! PLPMTUD (RFC 8899; 003_*.txt §2.1.3) in the simulator: `[association] plpmtud`, a path's
+//! PLPMTUD (RFC 8899; NEAT D3.1 §2.1.3) in the simulator: `[association] plpmtud`, a path's
 //! `icmp` and `mtu_changes`, and the `path_{NAME}_pmtu` metric. Every transfer must arrive
 //! intact whatever the path's MTU does.
 

@@ -1,4 +1,4 @@
-//! The scenario keys of 004_*.txt (spurious retransmissions): `spurious_detection`,
+//! The scenario keys of Ladha et al. (spurious retransmissions): `spurious_detection`,
 //! `delayed_ack`, `reorder_rate`, `reorder_at`, `delay_spikes`, `spike_at` and
 //! `timestamp_message_size` — parsed, swept, mapped into the core's configuration and the
 //! links, and errors located in the file.

@@ -1,4 +1,4 @@
-//! The quick reproduction of 004_*.txt (`braid reproduce spurious --quick`) must give every
+//! The quick reproduction of Ladha et al. (`braid reproduce spurious --quick`) must give every
 //! number and claim of the paper the verdict its report states: each holds, except the
 //! departures listed with their reasons in `reproduce::SPURIOUS_DEPARTURES`, which must
 //! depart (a listed one that holds is a stale report). Release only: a debug build takes

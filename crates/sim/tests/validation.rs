@@ -142,7 +142,7 @@ fn buffer_below_bdp_limits_goodput_to_buffer_over_rtt() {
 
 #[test]
 fn hiccup_reordering_causes_one_spurious_fast_retransmit_per_displaced_packet() {
-    // 004_*.txt §6: the displacement is chosen so every reordering event causes a spurious
+    // Ladha et al. §6: the displacement is chosen so every reordering event causes a spurious
     // fast retransmit (4 later packets: 3 miss indications before the packet arrives).
     let s = scenario(
         r#"
@@ -347,7 +347,7 @@ fn dumbbell_shares_the_bottleneck_with_a_competing_flow() {
     assert!((0.3..0.7).contains(&share), "share {share}");
 }
 
-/// 004_*.txt §4's singlehomed setup: 1 Mbit/s, 100 ms, 100 packets, delayed ack 200 ms,
+/// Ladha et al. §4's singlehomed setup: 1 Mbit/s, 100 ms, 100 packets, delayed ack 200 ms,
 /// RFC 4960's loss detection (three misses, T3).
 const PAPER_PATH: &str = r#"
 [association]
@@ -370,7 +370,7 @@ queue = 100
 
 #[test]
 fn reorder_rate_fast_retransmits_every_displaced_packet() {
-    // 004_*.txt §6: "every reordering event causes a spurious fast retransmission". At
+    // Ladha et al. §6: "every reordering event causes a spurious fast retransmission". At
     // 1 % events rarely overlap (a packet displaced while another is held is not).
     let s = scenario(&format!(
         "name = \"reorder\"\nduration = \"60s\"\n{PAPER_PATH}reorder_rate = 0.01\n"

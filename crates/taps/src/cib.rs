@@ -1,4 +1,4 @@
-//! The Characteristics Information Base (NEAT, 003_*.txt §1 and §3.2.1): the host's
+//! The Characteristics Information Base (NEAT, NEAT D3.1 §1 and §3.2.1): the host's
 //! interfaces and, per remote, which stack won the last race, how long it took to connect,
 //! its RTT and the failures of each stack. Kept in [`redb`] (an embedded, pure-Rust
 //! key-value store) either in a file, to survive restarts, or in memory (the default). An

@@ -1,5 +1,5 @@
 //! `braid-taps`: a Transport Services API (RFC 9622 names, RFC 9623 racing) with NEAT's
-//! policy manager (003_*.txt §1, §3.2) on top of braid-net.
+//! policy manager (NEAT D3.1 §1, §3.2) on top of braid-net.
 //!
 //! The application describes what it needs — [`TransportProperties`] with the five
 //! preference levels ([`Preference::Require`] … [`Preference::Prohibit`]) — and where to

@@ -1,4 +1,4 @@
-//! The Policy Information Base (NEAT, 003_*.txt §1 and §3.2): policy files that match a
+//! The Policy Information Base (NEAT, NEAT D3.1 §1 and §3.2): policy files that match a
 //! Preconnection on its remote and properties and then prohibit, require, prefer or avoid
 //! stacks, add remote candidates or override properties.
 //!

@@ -1,5 +1,5 @@
 //! Error causes carried in ABORT and ERROR chunks and in Error Cause Indication parameters
-//! (RFC 9260 §3.3.10; RFC 5061 §5.1; RFC 6951 and the NEAT report, 003_*.txt Appendix F).
+//! (RFC 9260 §3.3.10; RFC 5061 §5.1; RFC 6951 and the NEAT report, NEAT D3.1 Appendix F).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -41,7 +41,7 @@ impl CauseCode {
     pub const USER_INITIATED_ABORT: Self = Self(12);
     /// Protocol Violation (13).
     pub const PROTOCOL_VIOLATION: Self = Self(13);
-    /// Restart of an Association with New Encapsulation Port (14, 003_*.txt Appendix F).
+    /// Restart of an Association with New Encapsulation Port (14, NEAT D3.1 Appendix F).
     pub const RESTART_WITH_NEW_ENCAPSULATION_PORT: Self = Self(14);
     /// Request to Delete Last Remaining IP Address (RFC 5061).
     pub const DELETE_LAST_REMAINING_ADDRESS: Self = Self(0x00A0);
@@ -57,7 +57,7 @@ impl CauseCode {
 
 impl CauseCode {
     /// The cause's name as its RFC gives it (RFC 9260 §3.3.10, RFC 5061 §5.1, RFC 4895 §4.1,
-    /// 003_*.txt Appendix F), or `None` for a code braid does not know.
+    /// NEAT D3.1 Appendix F), or `None` for a code braid does not know.
     pub const fn name(self) -> Option<&'static str> {
         Some(match self.0 {
             1 => "Invalid Stream Identifier",

@@ -335,7 +335,7 @@ impl Association {
         }
     }
 
-    /// 003_*.txt App. F §4 rule 7: an INIT cannot be verified, so one from a new UDP port
+    /// NEAT D3.1 App. F §4 rule 7: an INIT cannot be verified, so one from a new UDP port
     /// must not take the association over; it is refused to where it came from. Returns
     /// whether it was.
     fn refused_new_encapsulation_port(

@@ -82,7 +82,7 @@ impl Association {
                 return;
             }
             self.schedule_heartbeat(now, path);
-            // LS-SCTP (002_*.txt Eq. (2)): an inactive path is probed every H; its last
+            // LS-SCTP (Abd El Al et al. Eq. (2)): an inactive path is probed every H; its last
             // probe's deadline was H, so the next one goes now.
             if self.ls_monitors_inactive(path)
                 || self

@@ -86,7 +86,7 @@ pub(crate) fn read_params(params: &[Param], ours: &AssociationConfig) -> PeerPar
     }
     out.features.pr_sctp = forward_tsn_listed && ours.pr_sctp;
     out.features.nr_sack = nr_sack_listed && ours.nr_sack;
-    // 002_*.txt §4.6: LS-SCTP only if both sides offer it, as ECN is negotiated.
+    // Abd El Al et al. §4.6: LS-SCTP only if both sides offer it, as ECN is negotiated.
     out.features.ls = ls_offered && ours.load_sharing;
     // RFC 8260 §2.2: I-DATA only if both listed it; braid does not mix it with LS-DATA.
     out.features.idata = idata_listed && ours.idata && !out.features.ls;
@@ -127,7 +127,7 @@ pub(crate) fn our_params(cfg: &AssociationConfig, locals: &[SocketAddr]) -> Vec<
     if cfg.load_sharing {
         v.push(Param::LoadSharingSupported);
     }
-    // 004_*.txt Fig. 6: braid echoes both Eifel signals for any peer that sends them; the
+    // Ladha et al. Fig. 6: braid echoes both Eifel signals for any peer that sends them; the
     // peer's own setting decides whether it does (high bits 10: others skip it).
     v.push(Param::EifelSupported {
         timestamp: true,

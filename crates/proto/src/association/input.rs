@@ -190,7 +190,7 @@ impl Association {
             return None;
         };
         let first_type = first.chunk_type;
-        // 004_*.txt Fig. 6: a TIMESTAMP chunk leads the packet; a malformed one counts as none.
+        // Ladha et al. Fig. 6: a TIMESTAMP chunk leads the packet; a malformed one counts as none.
         self.rx_ts = (first_type == ChunkType::TIMESTAMP)
             .then(|| first.decode_as::<braid_wire::chunk::Timestamp>())
             .flatten()
@@ -217,7 +217,7 @@ impl Association {
             self.stats.packets_dropped += 1;
             return None;
         }
-        // RFC 6951 §5.4 with 003_*.txt App. F §4: only a packet whose tag was verified moves
+        // RFC 6951 §5.4 with NEAT D3.1 App. F §4: only a packet whose tag was verified moves
         // the encapsulation port; an INIT (tag 0) or a not yet checked cookie never does.
         if self.cfg.udp_encapsulation
             && !matches!(first_type, ChunkType::INIT | ChunkType::COOKIE_ECHO)
@@ -257,7 +257,7 @@ impl Association {
                 if self.receives_data() {
                     rx.had_data = true;
                     rx.first_tsn.get_or_insert(d.tsn);
-                    // 004_*.txt Fig. 6 rule (b): the next SACK answers a retransmission.
+                    // Ladha et al. Fig. 6 rule (b): the next SACK answers a retransmission.
                     self.sack.rbit |= raw_flags & braid_wire::chunk::DATA_FLAG_RETRANSMIT != 0;
                     self.last_data_path = path;
                     if !self.on_data(now, d) {
@@ -342,7 +342,7 @@ impl Association {
         Flow::Next
     }
 
-    /// What a SACK in this packet tells spurious retransmission detection (004_*.txt Fig. 6):
+    /// What a SACK in this packet tells spurious retransmission detection (Ladha et al. Fig. 6):
     /// its retransmit bit, the packet's timestamp echo, its duplicate TSNs.
     fn note_sack_signals(&mut self, flags: u8, dup_tsns: &[u32]) {
         self.sack_signals = crate::association::send::spurious::SackSignals {
@@ -353,7 +353,7 @@ impl Association {
     }
 
     /// A chunk the standard does not know, with LS-SCTP negotiated: LS-DATA, LS-SACK and
-    /// LS-FORWARD-PSN (002_*.txt §4.2), else unrecognized.
+    /// LS-FORWARD-PSN (Abd El Al et al. §4.2), else unrecognized.
     fn on_ls_chunk(&mut self, now: Instant, rx: &mut PacketRx, raw: braid_wire::RawChunk) -> Flow {
         use braid_wire::chunk::{ChunkBody, LsData, LsForwardPsn, LsSack};
         let t = raw.chunk_type;

@@ -1,4 +1,4 @@
-//! LS-SCTP on the wire (002_*.txt §4.2, §4.6): LS-DATA carries the association sequence
+//! LS-SCTP on the wire (Abd El Al et al. §4.2, §4.6): LS-DATA carries the association sequence
 //! number (ASN, in the TSN's place) and the path's id and sequence number (PID, PSN); the
 //! receiver acknowledges each path's PSNs in its own LS-SACK, with the association's
 //! cumulative ASN, a_rwnd and a timestamp that orders LS-SACKs arriving over paths of

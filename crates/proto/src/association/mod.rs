@@ -97,10 +97,10 @@ pub struct AssociationStats {
     pub abandoned_messages: u64,
     /// Packets dropped as malformed or failing a verification-tag check.
     pub packets_dropped: u64,
-    /// Fast-retransmitted chunks found spurious (004_*.txt: Eifel or DupTSN), each fast
+    /// Fast-retransmitted chunks found spurious (Ladha et al.: Eifel or DupTSN), each fast
     /// recovery's window cut undone once.
     pub spurious_fast_retransmits: u64,
-    /// T3-rtx expiries found spurious (004_*.txt: Eifel or DupTSN): every expiry of a
+    /// T3-rtx expiries found spurious (Ladha et al.: Eifel or DupTSN): every expiry of a
     /// loss-recovery episode found spurious, its cuts undone once.
     pub spurious_timeouts: u64,
     /// DATA chunks the receiver discarded for lack of room although their payload fitted
@@ -202,9 +202,9 @@ pub struct Association {
     shutdown_path: PathId,
     /// Recorded decisions, when tracing is on.
     trace: crate::trace::Trace,
-    /// LS-SCTP's receiver maps and LS-SACK ordering (002_*.txt §4.2).
+    /// LS-SCTP's receiver maps and LS-SACK ordering (Abd El Al et al. §4.2).
     ls: ls::LsState,
-    /// The TIMESTAMP chunk leading the packet being processed (004_*.txt Fig. 6).
+    /// The TIMESTAMP chunk leading the packet being processed (Ladha et al. Fig. 6).
     rx_ts: Option<braid_wire::chunk::Timestamp>,
     /// What the SACK being processed says for spurious retransmission detection.
     sack_signals: send::spurious::SackSignals,

@@ -71,7 +71,7 @@ impl Association {
         self.write_control(path, buf, start, &mut room, true);
         let handshaking = matches!(self.state, State::CookieWait | State::CookieEchoed);
         let leading = buf.len() > start + COMMON_HEADER_LEN;
-        // 004_*.txt Fig. 6 variant I: a TIMESTAMP chunk leads every packet while we send or
+        // Ladha et al. Fig. 6 variant I: a TIMESTAMP chunk leads every packet while we send or
         // echo timestamps (after a COOKIE-ECHO or COOKIE-ACK, which must lead, none goes).
         self.tx_ts = timestamp_now(now);
         self.tx_ts_on =
@@ -105,7 +105,7 @@ impl Association {
         }
         // An LS-FORWARD-PSN rides on a packet that goes anyway while data waits: alone, one
         // per SACK, they filled the primary's drop-tail queue (counted in packets) and cost
-        // the five paths of 002_*.txt Fig. 12 a thousand DATA drops a minute there.
+        // the five paths of Abd El Al et al. Fig. 12 a thousand DATA drops a minute there.
         let carried = data_ready || buf.len() > empty || !self.tx.has_unsent();
         if !handshaking
             && self.ls()
@@ -187,7 +187,7 @@ impl Association {
         // DAC: the low two flag bits of (NR-)SACK say how many packets it acks.
         buf[before + 1] |= self.sack.dac_flags;
         if std::mem::take(&mut self.sack.rbit) {
-            // 004_*.txt Fig. 6 rule (b): it answers a DATA chunk with the retransmit bit.
+            // Ladha et al. Fig. 6 rule (b): it answers a DATA chunk with the retransmit bit.
             buf[before + 1] |= braid_wire::chunk::SACK_FLAG_RETRANSMIT;
         }
         *room -= buf.len() - before;

@@ -1,4 +1,4 @@
-//! LS-SCTP's Path Monitor (002_*.txt §4.4) and what the association advises from its paths
+//! LS-SCTP's Path Monitor (Abd El Al et al. §4.4) and what the association advises from its paths
 //! (Equation (1)): the active-path list is the paths in `PathState::Active`; a path leaves
 //! it after Path.Max.Retrans consecutive timeouts (`recovery::count_error`) or when its
 //! loss rate passes `path_loss_threshold` (here), and comes back with a HEARTBEAT-ACK.
@@ -19,7 +19,7 @@ const MIN_LOSS_SAMPLE: u64 = 100;
 
 impl Association {
     /// Path Monitor: takes `path` out of the active list if its loss rate since it last
-    /// became active exceeds the threshold and another path is active (002_*.txt §4.4).
+    /// became active exceeds the threshold and another path is active (Abd El Al et al. §4.4).
     pub(crate) fn check_path_loss(&mut self, now: Instant, path: PathId) {
         let Some(threshold) = self.cfg.path_loss_threshold else {
             return;
@@ -54,14 +54,14 @@ impl Association {
         self.ls() && self.paths[path.0 as usize].state == PathState::Inactive
     }
 
-    /// Equation (2) of 002_*.txt: when an inactive path is probed again under LS-SCTP.
+    /// Equation (2) of Abd El Al et al.: when an inactive path is probed again under LS-SCTP.
     pub(crate) fn ls_heartbeat_delay(&mut self, interval: Duration) -> Duration {
         use rand_core::RngCore;
         let delta = (self.rng.next_u32() % 1001) as f64 / 1000.0 - 0.5;
         self.cfg.rto_initial + interval.mul_f64(1.0 + delta)
     }
 
-    /// Equation (1) of 002_*.txt: the receive buffer the association needs so that no path
+    /// Equation (1) of Abd El Al et al.: the receive buffer the association needs so that no path
     /// waits for another, (Σ B_i) · RTT_max over the active paths, with B_i estimated as
     /// cwnd/SRTT. `None` until every active path has an RTT measurement.
     pub fn receive_buffer_advice(&self) -> Option<usize> {

@@ -45,7 +45,7 @@ impl Association {
     /// once (RFC 9260 §5.4). Path 0 (the handshake's pair) stays first.
     pub(super) fn add_peer_paths(&mut self, now: Instant, peer: &[std::net::IpAddr]) {
         let first = self.paths[0].clone();
-        // 003_*.txt §2.1.2.3: the UDP port learned for the handshake applies to every
+        // NEAT D3.1 §2.1.2.3: the UDP port learned for the handshake applies to every
         // address the peer listed.
         let port = first.remote.port();
         let locals: Vec<SocketAddr> = if self.local_addrs.is_empty() {

@@ -1,4 +1,4 @@
-//! PLPMTUD on the association (RFC 8899 §4, 003_*.txt §2.1.3): probes are a HEARTBEAT whose
+//! PLPMTUD on the association (RFC 8899 §4, NEAT D3.1 §2.1.3): probes are a HEARTBEAT whose
 //! Heartbeat Info carries the probed size, padded with a PAD chunk to that size, alone in
 //! their packet (no user data, outside cwnd); the answers, the probe and raise timers, ICMP
 //! "too big" and T3 expiries drive each path's [`Plpmtud`] and move its `mtu`.

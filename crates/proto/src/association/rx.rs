@@ -79,7 +79,7 @@ pub(super) struct SackState {
     /// The last DATA chunk was dropped unacknowledged (no room, too far ahead): LS-SCTP
     /// does not acknowledge its PSN either.
     pub(super) dropped: bool,
-    /// The peer's timestamp our packets echo (RFC 7323 TS.Recent; 004_*.txt Fig. 6 I).
+    /// The peer's timestamp our packets echo (RFC 7323 TS.Recent; Ladha et al. Fig. 6 I).
     pub(super) ts_recent: Option<u32>,
     /// The cumulative TSN ack of the last SACK we sent (RFC 7323 Last.ACK.sent).
     last_ack_cum: Option<u32>,
@@ -284,7 +284,7 @@ impl Association {
         let dac = self.multipath_cfg().is_some_and(|c| c.dac) && self.paths.len() > 1;
         let immediate = if self.ls() {
             // LS-SCTP: reordering across paths is normal; a gap in a path's own sequence
-            // is what calls for a SACK at once (002_*.txt §4.1; `on_ls_data`).
+            // is what calls for a SACK at once (Abd El Al et al. §4.1; `on_ls_data`).
             false
         } else if dac {
             had_gaps && self.tsn_map.cum_tsn() != cum
@@ -349,7 +349,7 @@ impl Association {
     }
 
     /// A new incarnation of the peer (restart, RFC 9260 §5.2.4 A) or of the association: the
-    /// timestamps and retransmit bit we echo were the old one's (004_*.txt Fig. 6).
+    /// timestamps and retransmit bit we echo were the old one's (Ladha et al. Fig. 6).
     pub(super) fn reset_echo(&mut self) {
         self.sack.ts_recent = None;
         self.sack.last_ack_cum = None;

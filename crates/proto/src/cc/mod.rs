@@ -273,7 +273,7 @@ impl AnyController {
         }
     }
 
-    /// Undoes a reduction found spurious (RFC 4015 §3 step (5), as 004_*.txt §5 uses it):
+    /// Undoes a reduction found spurious (RFC 4015 §3 step (5), as Ladha et al. §5 uses it):
     /// every controller keeps RFC 9260's state underneath, so the response is the same.
     pub(crate) fn restore(&mut self, cwnd: usize, ssthresh: usize) {
         let r = match self {

@@ -96,7 +96,7 @@ pub struct LimitTimes {
     /// Nothing unsent and the application not waiting: it had nothing more to send.
     pub application: Duration,
     /// LS-SCTP held it back for its share of the peer's window: it held its cwnd/RTT share
-    /// already, or the window does not cover its RTT (002_*.txt §4.3, Eq. (1)).
+    /// already, or the window does not cover its RTT (Abd El Al et al. §4.3, Eq. (1)).
     pub share: Duration,
 }
 
@@ -248,21 +248,21 @@ pub(crate) struct Path {
     /// scanning the whole retransmission queue.
     pub(crate) sent_live: seq_list::SeqList,
     pub(crate) stats: PathStats,
-    /// LS-SCTP: this path's sequence numbers (002_*.txt §4.2).
+    /// LS-SCTP: this path's sequence numbers (Abd El Al et al. §4.2).
     pub(crate) psn: psn::PsnSender,
-    /// Cwnd/RTT path assignment (002_*.txt §4.3): bytes of new data assigned here, each
+    /// Cwnd/RTT path assignment (Abd El Al et al. §4.3): bytes of new data assigned here, each
     /// divided by the path's cwnd/RTT when sent; the path with the least goes next.
     pub(crate) assigned: f64,
     /// LS-SCTP: cwnd/SRTT just before the last fast-retransmit cut, bytes per second (0
     /// after a timeout): a path's rate between losses, which the cut and SRTT's lag hide.
     pub(crate) rate_at_loss: f64,
-    /// Path Monitor (002_*.txt §4.4): (chunks sent, retransmitted) when the path last
+    /// Path Monitor (Abd El Al et al. §4.4): (chunks sent, retransmitted) when the path last
     /// became active; its loss rate counts from there.
     pub(crate) loss_base: (u64, u64),
     /// Chunks found lost on this path (fast retransmit or T3), for the Path Monitor.
     pub(crate) lost_chunks: u64,
     /// The loss-recovery episodes whose spuriousness is still being decided, oldest first
-    /// (004_*.txt; a few, since DupTSN reports may come after the next episode began).
+    /// (Ladha et al.; a few, since DupTSN reports may come after the next episode began).
     pub(crate) spurious: Vec<crate::association::send::spurious::Episode>,
     /// PLPMTUD (RFC 8899), when configured: it sets `mtu`.
     pub(crate) plpmtud: Option<plpmtud::Plpmtud>,

@@ -1,5 +1,5 @@
 //! Packetization Layer Path MTU Discovery for one path (RFC 8899; the state machine of
-//! 003_*.txt §2.1.3, Fig. 4). Sizes here are PMTUs: bytes of IP packet, as ICMP reports
+//! NEAT D3.1 §2.1.3, Fig. 4). Sizes here are PMTUs: bytes of IP packet, as ICMP reports
 //! them; the path turns them into its SCTP packet limit (`Path::mtu`).
 //!
 //! Search strategy (converges in a few RTTs): after BASE, probe the next size of a table of

@@ -1,4 +1,4 @@
-//! LS-SCTP's path sequence numbers (002_*.txt §4.2): each path numbers the DATA it carries
+//! LS-SCTP's path sequence numbers (Abd El Al et al. §4.2): each path numbers the DATA it carries
 //! on its own, so that loss detection and congestion control run per path while the
 //! association sequence (the TSN field of LS-DATA) orders delivery.
 //!

@@ -1,7 +1,7 @@
 //! Which received chunks an NR-SACK may not yet call non-renegable under
 //! [`NrSackPolicy::Delivered`](crate::config::NrSackPolicy): ordered chunks above the
 //! cumulative TSN whose message has not reached the application (the INET CMT-SCTP model
-//! of 001_*.txt, which NR-acknowledges a message when it is pushed up; NR-SACK draft §4).
+//! of Dreibholz et al., which NR-acknowledges a message when it is pushed up; NR-SACK draft §4).
 //! A message is named by its stream and its SSN (DATA) or MID (I-DATA, RFC 8260 §2.1).
 
 use std::collections::BTreeMap;

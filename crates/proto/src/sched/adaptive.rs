@@ -1,4 +1,4 @@
-//! The adaptive stream-to-path mapping (beyond 001_*.txt, whose §7 leaves a mapping that
+//! The adaptive stream-to-path mapping (beyond Dreibholz et al., whose §7 leaves a mapping that
 //! follows the paths as future work). The algorithm is described in the parent module.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Stream schedulers of the sender (RFC 8260 §3, 001_*.txt §4): which stream's next
+//! Stream schedulers of the sender (RFC 8260 §3, Dreibholz et al. §4): which stream's next
 //! message goes into the packet being built for a path.
 //!
 //! The send queue asks [`Scheduler::peek`] at every message boundary; a message that is
@@ -33,14 +33,14 @@
 //!   `1 / weight`. For the byte counts, a stream that becomes non-empty starts level with
 //!   the least-served non-empty stream: fairness is among the non-empty streams, and a
 //!   stream neither banks credit while idle nor is punished for an earlier burst.
-//! * `Fixed` (001_*.txt §4): each stream is mapped to a path (`set_mapping`, default
+//! * `Fixed` (Dreibholz et al. §4): each stream is mapped to a path (`set_mapping`, default
 //!   stream % paths); a path takes round-robin among its streams. Streams of a path that
 //!   is not usable may go on any path, so a failure strands nothing.
 //! * `Adaptive`: like `Fixed`, but the scheduler maps streams to paths by itself.
 //!
 //! # The adaptive mapping
 //!
-//! 001_*.txt shows that mapping streams to paths avoids the reordering (and receive buffer
+//! Dreibholz et al. shows that mapping streams to paths avoids the reordering (and receive buffer
 //! blocking) of spreading one stream over dissimilar paths, but that a fixed map overloads
 //! slow paths when paths or stream loads differ; its §7 leaves a dynamic mapping as future
 //! work. `Adaptive` computes the map from what the sender measures:
@@ -93,9 +93,9 @@ pub enum SchedulerKind {
     FairCapacity,
     /// Weighted fair queueing: fewest bytes per weight goes next (RFC 8260 §3.6).
     Wfq,
-    /// Fixed stream-to-path mapping (001_*.txt §4), round-robin per message on each path.
+    /// Fixed stream-to-path mapping (Dreibholz et al. §4), round-robin per message on each path.
     Fixed,
-    /// Streams mapped to paths from measured path bandwidth and delay (001_*.txt §7).
+    /// Streams mapped to paths from measured path bandwidth and delay (Dreibholz et al. §7).
     Adaptive,
 }
 

@@ -1,5 +1,5 @@
 //! `braid sim plot --sequence`: one run's time-sequence record against time, as the
-//! microscopic figures of 004_*.txt draw it (Figs. 2–4, 7–10: TSN against time).
+//! microscopic figures of Ladha et al. draw it (Figs. 2–4, 7–10: TSN against time).
 //!
 //! A scenario with a top-level `sequence = true` makes `braid sim run` write
 //! `DIR/sequence/point{P}-seed{S}.csv` (header [`crate::run::SEQUENCE_HEADER`]): one row per

@@ -1,4 +1,4 @@
-//! 001_*.txt §6 against braid: every number the paper states about Fig. 4–7
+//! Dreibholz et al. §6 against braid: every number the paper states about Fig. 4–7
 //! ([`cmt_checks`]), its claims without a number ([`cmt_claims`]), and the departures braid
 //! knows of with their reasons ([`CMT_DEPARTURES`]). The report prints exactly these; the
 //! quick test (`crates/sim/tests/cmt_paper.rs`) asserts their verdicts.
@@ -35,7 +35,7 @@ pub fn fig6_sigma_kib(rho_b_mbps: f64) -> u64 {
 /// The ρB of Fig. 6: (value in the file, Mbit/s).
 pub(super) const FIG6_RATES: [(&str, f64); 2] = [("25Mbit/s", 25.0), ("50Mbit/s", 50.0)];
 
-/// The departures from 001_*.txt that braid knows of, with the reason. The quick test fails
+/// The departures from Dreibholz et al. that braid knows of, with the reason. The quick test fails
 /// when a listed one holds (the list is stale) or an unlisted one departs.
 pub const CMT_DEPARTURES: &[Departure] = &[
     Departure {
@@ -130,7 +130,7 @@ fn worst_over_sigma(
     )
 }
 
-/// Every number 001_*.txt states in its text about Fig. 4–7 (§6), with braid's values.
+/// Every number Dreibholz et al. states in its text about Fig. 4–7 (§6), with braid's values.
 pub fn cmt_checks(r: &Results) -> Vec<Check> {
     let mut out = Vec::new();
     let mut add = |id: String, figure, what: String, metric: &str, paper, braid| {
@@ -335,7 +335,7 @@ fn grows_linearly(xs: &[f64], ys: &[f64]) -> (bool, f64) {
     (up && straight && r2 >= 0.95, r2)
 }
 
-/// The claims of 001_*.txt §6 that carry no number, each computed from braid's means.
+/// The claims of Dreibholz et al. §6 that carry no number, each computed from braid's means.
 pub fn cmt_claims(r: &Results) -> Vec<Claim> {
     let mut out = Vec::new();
     let full2 = payload_mbps(20.0);

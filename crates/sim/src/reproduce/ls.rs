@@ -1,4 +1,4 @@
-//! 002_*.txt ("LS-SCTP: a bandwidth aggregation technique for SCTP", §5): the scenario
+//! "LS-SCTP: a bandwidth aggregation technique for SCTP" (Abd El Al et al., §5): the scenario
 //! files of Figs. 12–20, what each run's time series says (stalls, when a path went inactive
 //! and came back), every number and claim of §5 with its verdict, and braid's LS-SCTP vs
 //! CMT-SCTP comparison. `braid reproduce ls-sctp` drives [`ls_sctp`].
@@ -28,7 +28,7 @@ pub struct LsFigure {
     pub quick_seeds: u32,
 }
 
-/// The scenario files of 002_*.txt.
+/// The scenario files of Abd El Al et al..
 pub const LS_SCTP: [LsFigure; 5] = [
     LsFigure {
         id: "fig12",
@@ -65,7 +65,7 @@ pub const LS_SCTP: [LsFigure; 5] = [
 /// The loss rates of Fig. 13 the quick run keeps.
 pub(super) const QUICK_LOSSES: [&str; 3] = ["0.00001", "0.001", "0.01"];
 
-/// Bytes of each message (002_*.txt §5: 1 Kbyte application packets; one DATA chunk each).
+/// Bytes of each message (Abd El Al et al. §5: 1 Kbyte application packets; one DATA chunk each).
 pub(super) const MESSAGE_BYTES: f64 = 1024.0;
 
 /// Payload rate of one 1.5 Mbit/s path carrying 1 KiB messages in LS-DATA over IPv4:
@@ -391,7 +391,7 @@ pub(super) fn fig15_interruption(r: &RunSeries) -> f64 {
     r.stalls(FIG15_DOWN.0, FIG15_DOWN.1).1
 }
 
-/// Every number 002_*.txt states in §5, with braid's value.
+/// Every number Abd El Al et al. states in §5, with braid's value.
 pub fn ls_checks(r: &Results, s: &LsSeries) -> Vec<Check> {
     let mut v = Vec::new();
     let sctp = f15("sctp");
@@ -600,7 +600,7 @@ pub fn ls_claims(r: &Results, s: &LsSeries) -> Vec<Claim> {
     v
 }
 
-/// Where braid departs from 002_*.txt, and why.
+/// Where braid departs from Abd El Al et al., and why.
 pub const LS_DEPARTURES: &[Departure] = &[
     Departure {
         id: "fig19/inactive",
@@ -656,7 +656,7 @@ pub const LS_DEPARTURES: &[Departure] = &[
     },
 ];
 
-/// Runs 002_*.txt's figures into `opts.out/<fig>/`, draws the plots and writes
+/// Runs Abd El Al et al.'s figures into `opts.out/<fig>/`, draws the plots and writes
 /// `opts.out/report.md`.
 pub fn ls_sctp(
     opts: &ReproduceOptions,

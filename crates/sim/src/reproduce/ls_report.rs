@@ -1,5 +1,5 @@
 //! The report of `braid reproduce ls-sctp`: the method, the assumptions, every number and
-//! claim of 002_*.txt §5 with its verdict, braid's LS-SCTP vs CMT-SCTP comparison, and the
+//! claim of Abd El Al et al. §5 with its verdict, braid's LS-SCTP vs CMT-SCTP comparison, and the
 //! plots.
 
 use std::fmt::Write as _;
@@ -267,7 +267,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     let ch = claims.iter().filter(|c| held(c.verdict())).count();
     let _ = writeln!(
         md,
-        "# Reproduction of 002_*.txt (LS-SCTP, Abd El Al et al., Computer Communications 2004)\n"
+        "# Reproduction of LS-SCTP: a bandwidth aggregation technique for SCTP (Abd El Al et al., Computer Communications 2004)\n"
     );
     let _ = writeln!(
         md,

@@ -1,10 +1,10 @@
 //! Reproductions of papers' figures: the scenario files under `scenarios/papers/` (built
 //! into the binary), the data points each paper states in its text, and a report that puts
 //! the paper's numbers next to braid's. `braid reproduce cmt-scheduling` drives
-//! [`cmt_scheduling`], `braid reproduce ls-sctp` [`ls_sctp`] (002_*.txt), `braid reproduce
-//! spurious` [`spurious()`] (004_*.txt).
+//! [`cmt_scheduling`], `braid reproduce ls-sctp` [`ls_sctp`] (Abd El Al et al.), `braid reproduce
+//! spurious` [`spurious()`] (Ladha et al.).
 //!
-//! 001_*.txt ("Transmission Scheduling Optimizations for Concurrent Multipath Transfer"):
+//! "Transmission Scheduling Optimizations for Concurrent Multipath Transfer" (Dreibholz et al.):
 //! Fig. 4 and 5 come from `cmt-fig4.toml` (goodput, and per-stream delay of the same runs),
 //! Fig. 6 from `cmt-fig6.toml`, Fig. 7 from `cmt-fig7.toml`.
 //!
@@ -65,7 +65,7 @@ pub struct FigureFile {
     pub quick_buffers: &'static [&'static str],
 }
 
-/// The scenario files of 001_*.txt.
+/// The scenario files of Dreibholz et al..
 pub const CMT_SCHEDULING: [FigureFile; 5] = [
     FigureFile {
         id: "fig4",
@@ -296,7 +296,7 @@ impl ReproduceManifest {
     }
 }
 
-/// Runs 001_*.txt's figures (every point × seed through [`runner::run_experiment`], into
+/// Runs Dreibholz et al.'s figures (every point × seed through [`runner::run_experiment`], into
 /// `out/<fig>/`), draws the plots into `out/` and writes `out/report.md`.
 ///
 /// `progress(figure id, done, total)` is called after each run.

@@ -1,5 +1,5 @@
 //! The report of `braid reproduce cmt-scheduling`: the method, the assumptions and their
-//! effect, every number and claim of 001_*.txt with its verdict, and the plots.
+//! effect, every number and claim of Dreibholz et al. with its verdict, and the plots.
 
 use std::fmt::Write as _;
 
@@ -62,7 +62,7 @@ fn compose(
     Ok(c)
 }
 
-/// The charts of 001_*.txt Fig. 4–7: (file name, chart).
+/// The charts of Dreibholz et al. Fig. 4–7: (file name, chart).
 pub(super) fn cmt_charts(r: &Results) -> Result<Vec<(String, Chart)>, plot::PlotError> {
     let mut out = Vec::new();
     let scheds = [("rr", "RR"), ("fixed", "Fixed")];
@@ -153,7 +153,7 @@ pub(super) fn cmt_charts(r: &Results) -> Result<Vec<(String, Chart)>, plot::Plot
     Ok(out)
 }
 
-/// The assumptions where 001_*.txt is silent: (scenario key, what the paper's INET model
+/// The assumptions where Dreibholz et al. is silent: (scenario key, what the paper's INET model
 /// does, what the alternatives mean).
 const ASSUMPTIONS: [(&str, &str); 9] = [
     (
@@ -490,7 +490,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
     let seeds = opts.seeds.unwrap_or(seeds);
     let _ = writeln!(
         md,
-        "Setup of 001_*.txt §5 (`scenarios/papers/cmt-fig*.toml`): {seeds} seeds per point, {meas}. \
+        "Setup of Dreibholz et al. §5 (`scenarios/papers/cmt-fig*.toml`): {seeds} seeds per point, {meas}. \
          Values are means over the seeds with the half-width of the 95 % confidence interval \
          (Student's t with n − 1 degrees of freedom, t · s/√n). The seeds vary the association's \
          start (`start_jitter`), heartbeat jitter and initial TSNs; no link loses packets at random, \

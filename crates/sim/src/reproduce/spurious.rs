@@ -1,4 +1,4 @@
-//! 004_*.txt ("On Making SCTP Robust to Spurious Retransmissions", Ladha et al., §4–§6):
+//! "On Making SCTP Robust to Spurious Retransmissions" (Ladha et al., §4–§6):
 //! the scenario files of the microscopic Figs. 2, 7–10 and the macroscopic Figs. 11–14,
 //! what each microscopic run's time-sequence record says, every number and claim of §5–§6
 //! with its verdict, and braid's own question about CMT without Split Fast Retransmit.
@@ -35,7 +35,7 @@ pub struct SpuriousFigure {
     pub quick_seeds: u32,
 }
 
-/// The scenario files of 004_*.txt and braid's CMT comparison. The quick run keeps every
+/// The scenario files of Ladha et al. and braid's CMT comparison. The quick run keeps every
 /// point; it runs fewer seeds of the 200-s figures (their variants share each seed's
 /// reordering and spikes, so their comparisons hold with few) and all of the cheap downloads,
 /// whose paper numbers are compared with the means.
@@ -339,7 +339,7 @@ const FIG14_GAINS: [Fig14Gain; 2] = [
 /// Fig. 11(b)'s stated gains of Eifel (packets and %): (the interval's lower end (s), gain).
 const FIG11B_GAINS: [(f64, f64, f64); 2] = [(10.0, 1000.0, 9.0), (70.0, 400.0, 3.0)];
 
-/// Every number 004_*.txt states in §6, with braid's value.
+/// Every number Ladha et al. states in §6, with braid's value.
 pub fn spurious_checks(r: &Results) -> Vec<Check> {
     let mut v = Vec::new();
     let dl = "transfer_duration_s";
@@ -1060,7 +1060,7 @@ const DUPTSN_MISSES: &str = "DupTSN finds the spurious fast retransmits as Eifel
      them together up to 5 % and apart above it (the mechanism the paper gives for above \
      5 %, reached earlier in braid).";
 
-/// Where braid departs from 004_*.txt, and why (measured in the full run unless a reason
+/// Where braid departs from Ladha et al., and why (measured in the full run unless a reason
 /// says otherwise). The report prints these; the quick test asserts them.
 pub const SPURIOUS_DEPARTURES: &[Departure] = &[
     Departure {
@@ -1139,7 +1139,7 @@ pub const SPURIOUS_DEPARTURES: &[Departure] = &[
     },
 ];
 
-/// Runs the figures of 004_*.txt into `opts.out/<fig>/`, draws the plots and writes
+/// Runs the figures of Ladha et al. into `opts.out/<fig>/`, draws the plots and writes
 /// `opts.out/report.md`.
 pub fn spurious(
     opts: &ReproduceOptions,

@@ -1,5 +1,5 @@
 //! The report of `braid reproduce spurious`: the method, the assumptions, every number and
-//! claim of 004_*.txt §5–§6 with its verdict, the differences larger than 15 %, braid's
+//! claim of Ladha et al. §5–§6 with its verdict, the differences larger than 15 %, braid's
 //! tables behind them, its CMT comparison, and the plots (the macroscopic figures and the
 //! time-sequence plots of the microscopic runs).
 
@@ -404,7 +404,7 @@ pub fn spurious_report(
     let ch = claims.iter().filter(|c| held(c.verdict())).count();
     let _ = writeln!(
         md,
-        "# Reproduction of 004_*.txt (On Making SCTP Robust to Spurious Retransmissions, \
+        "# Reproduction of On Making SCTP Robust to Spurious Retransmissions (\
          Ladha et al.)\n"
     );
     let _ = writeln!(

@@ -33,10 +33,10 @@ use crate::error::Result;
 /// Bytes a TIMESTAMP chunk takes in a packet.
 pub const TIMESTAMP_CHUNK_LEN: usize = 12;
 
-/// The retransmit bit in DATA chunk flags (004_*.txt Fig. 6, rule (a)).
+/// The retransmit bit in DATA chunk flags (Ladha et al. Fig. 6, rule (a)).
 pub const DATA_FLAG_RETRANSMIT: u8 = 0x10;
 
-/// The retransmit bit in SACK and NR-SACK chunk flags (004_*.txt Fig. 6, rule (b)).
+/// The retransmit bit in SACK and NR-SACK chunk flags (Ladha et al. Fig. 6, rule (b)).
 pub const SACK_FLAG_RETRANSMIT: u8 = 0x10;
 
 /// TIMESTAMP chunk (braid's code 0xB3): the sender's clock and the echo of the peer's.

@@ -2,7 +2,7 @@
 //! where a retransmission goes (RFC 9260 §6.4, §6.4.1; RFC 7829; CMT, Iyengar et al. §4.3).
 //!
 //! New data follows a [`DataPaths`] policy: the primary (or its failover) alone, or every
-//! usable path in turn (CMT). The fixed stream-to-path mapping of 001_*.txt is the stream
+//! usable path in turn (CMT). The fixed stream-to-path mapping of Dreibholz et al. is the stream
 //! scheduler's part (`sched::fixed`): it says which stream may use a path, this module says
 //! which path is next. Retransmissions follow [`RtxPolicy`].
 
@@ -18,7 +18,7 @@ pub(crate) enum DataPaths {
     Primary,
     /// Every usable path, each in turn until it has no room (CMT, Iyengar et al. §2).
     RoundRobin,
-    /// Every usable path, in proportion to its cwnd/RTT (LS-SCTP, 002_*.txt §4.3).
+    /// Every usable path, in proportion to its cwnd/RTT (LS-SCTP, Abd El Al et al. §4.3).
     CwndRtt,
 }
 
@@ -50,7 +50,7 @@ impl Association {
         }
     }
 
-    /// A path's bandwidth estimate, cwnd/SRTT in bytes per second (002_*.txt §4.3); RTO.Initial
+    /// A path's bandwidth estimate, cwnd/SRTT in bytes per second (Abd El Al et al. §4.3); RTO.Initial
     /// stands in for an RTT not yet measured.
     pub(crate) fn bandwidth_estimate(&self, p: &Path) -> f64 {
         let rtt = p.rtt.srtt().unwrap_or(self.cfg.rto_initial);
@@ -74,7 +74,7 @@ impl Association {
     }
 
     /// Whether `path` is among the `max_data_paths` usable paths with the best bandwidth
-    /// estimates (ties to the lower id), or no cap is set (002_*.txt §1, §4.6).
+    /// estimates (ties to the lower id), or no cap is set (Abd El Al et al. §1, §4.6).
     pub(crate) fn within_path_cap(&self, path: PathId) -> bool {
         let Some(cap) = self.cfg.max_data_paths else {
             return true;
@@ -92,7 +92,7 @@ impl Association {
         better < usize::from(cap)
     }
 
-    /// Whether the peer's window lets `path` add to the rate (LS-SCTP, 002_*.txt §4.3,
+    /// Whether the peer's window lets `path` add to the rate (LS-SCTP, Abd El Al et al. §4.3,
     /// Eq. (1)): every byte stays in the peer's window until the slowest path in use delivers
     /// the chunks before it, so paths in use up to RTT_max carry at most window/RTT_max.
     /// Taking the paths by SRTT, the quickest k give min(Σ cwnd/SRTT, window/RTT_k); new
@@ -306,7 +306,7 @@ impl Association {
         }
         let mut best: Option<(f64, PathId)> = None;
         // LS-SCTP: a path whose probe copy is unanswered is not where a retransmission
-        // should wait (002_*.txt §4.3), while another path can take it.
+        // should wait (Abd El Al et al. §4.3), while another path can take it.
         let probed = |p: &Path| p.psn.probe.is_some() || p.psn.copy_of.is_some();
         let others_free = self
             .paths
@@ -418,7 +418,7 @@ impl Association {
                 }
                 || self.pin_holds_an_unlike_path(p))
         {
-            // A message's fragments stay on one path (002_*.txt §4.5) unless it can no longer
+            // A message's fragments stay on one path (Abd El Al et al. §4.5) unless it can no longer
             // carry them (failed, or probed by a copy after a timeout and closed to new data
             // until the copy is acknowledged) or it holds back a path unlike it.
             self.tx.unpin();

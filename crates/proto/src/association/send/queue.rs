@@ -66,7 +66,7 @@ pub(crate) struct SendQueue {
     pub(crate) sched: Scheduler,
     /// Stream whose head message is partly sent (DATA fragments must be consecutive).
     current: Option<u16>,
-    /// The path the partly sent message's fragments stay on (LS-SCTP, 002_*.txt §4.5).
+    /// The path the partly sent message's fragments stay on (LS-SCTP, Abd El Al et al. §4.5).
     current_path: Option<PathId>,
     queued_bytes: usize,
     pub(crate) next_tsn: u32,
@@ -251,7 +251,7 @@ impl SendQueue {
     /// Cuts the next DATA chunk of at most `max_payload` bytes, assigning TSN and SSN, or
     /// `None` if nothing is queued. Messages whose PR-SCTP lifetime ran out before their
     /// first byte left are dropped here (they never got a TSN). With `pin`, the rest of a
-    /// message cut here may only go on `path` (LS-SCTP, 002_*.txt §4.5).
+    /// message cut here may only go on `path` (LS-SCTP, Abd El Al et al. §4.5).
     pub(crate) fn next_chunk(
         &mut self,
         max_payload: usize,

@@ -169,7 +169,7 @@ impl Association {
             self.move_marked(path, target);
         }
         if self.ls_copy_probing() && target != path && self.usable_for_data(path) {
-            // LS-SCTP (002_*.txt §4.3): a copy of a timed-out chunk (or, when the probe
+            // LS-SCTP (Abd El Al et al. §4.3): a copy of a timed-out chunk (or, when the probe
             // itself timed out, of the oldest unacknowledged one) probes this path; no new
             // data goes here until the copy is acknowledged on it.
             let oldest_unacked = || {
@@ -221,7 +221,7 @@ impl Association {
         let unconfirmed = !p.confirmed;
         if let Some(state) = next {
             p.fail_epoch = p.fail_epoch.wrapping_add(1);
-            // An inactive path is probed by HEARTBEATs only (002_*.txt §4.4).
+            // An inactive path is probed by HEARTBEATs only (Abd El Al et al. §4.4).
             p.psn.copy_of = None;
             p.psn.probe = None;
             let probing = p.heartbeat.outstanding.is_some();
@@ -231,7 +231,7 @@ impl Association {
                 self.schedule_heartbeat(now, path);
             }
             if state == PathState::Inactive && self.ls() && !probing {
-                // 002_*.txt §4.4: the Path Monitor probes an inactive path every H (Eq. (2)).
+                // Abd El Al et al. §4.4: the Path Monitor probes an inactive path every H (Eq. (2)).
                 self.schedule_heartbeat(now, path);
             }
         }

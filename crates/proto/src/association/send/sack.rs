@@ -163,7 +163,7 @@ impl Association {
         }
         let signals = std::mem::take(&mut self.sack_signals);
         if self.paths.iter().any(|p| !p.spurious.is_empty()) {
-            // 004_*.txt Fig. 6 step 3: every SACK may decide an open episode; the response
+            // Ladha et al. Fig. 6 step 3: every SACK may decide an open episode; the response
             // replaces what this SACK did to the window.
             self.spurious_detect(now, cum, ack.on.iter().sum(), signals);
         }

@@ -85,7 +85,7 @@ pub(crate) struct Sent {
     pub(crate) sent_at: Instant,
     /// When it was first sent (RACK: whether an ack may still be the original's).
     pub(crate) first_sent_at: Instant,
-    /// LS-SCTP: its PSN on `sent_on` (002_*.txt §4.2); 0 when not sent as LS-DATA.
+    /// LS-SCTP: its PSN on `sent_on` (Abd El Al et al. §4.2); 0 when not sent as LS-DATA.
     pub(crate) psn: u32,
 }
 
@@ -159,7 +159,7 @@ impl Sent {
     }
 
     /// The chunk goes back in flight on the path of its last transmission, with its share of
-    /// the buffers: marked by a timeout found spurious (004_*.txt §5: no Go-Back-N), or
+    /// the buffers: marked by a timeout found spurious (Ladha et al. §5: no Go-Back-N), or
     /// gap-acked and then missing from a SACK (RFC 9260 §6.2.1 D iv).
     pub(crate) fn unmark(&mut self, paths: &mut [Path], tally: &mut Tally) {
         debug_assert!(
@@ -220,7 +220,7 @@ impl Sent {
     }
 
     /// Appends the chunk as DATA (RFC 9260 §3.3.1), or as LS-DATA on path `ls_pid` with its
-    /// PSN (002_*.txt Fig. 7), field by field rather than through `Chunk::encode`: this is
+    /// PSN (Abd El Al et al. Fig. 7), field by field rather than through `Chunk::encode`: this is
     /// the hottest path of the sender.
     pub(crate) fn encode(&self, ls_pid: Option<u8>, idata: bool, buf: &mut Vec<u8>) {
         let header = if ls_pid.is_some() {

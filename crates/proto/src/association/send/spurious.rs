@@ -1,5 +1,5 @@
 //! Spurious retransmissions: detection and response (Ladha et al., "On Making SCTP Robust
-//! to Spurious Retransmissions", 004_*.txt §4–§5; RFC 3522, RFC 3708, RFC 4015).
+//! to Spurious Retransmissions", Ladha et al. §4–§5; RFC 3522, RFC 3708, RFC 4015).
 //!
 //! A loss-recovery *episode* opens on a path when its congestion state is cut (a fast
 //! retransmit that starts fast recovery, or a T3-rtx expiry) and remembers what the cut took
@@ -38,10 +38,10 @@ use crate::{TraceEvent, WindowCause};
 const MAX_TRACKED: usize = 4096;
 
 /// Episodes a path keeps undecided at once: the duplicate reports of one may come back after
-/// the next fast retransmit began another (reordering every window, 004_*.txt Fig. 11(a)).
+/// the next fast retransmit began another (reordering every window, Ladha et al. Fig. 11(a)).
 const MAX_EPISODES: usize = 4;
 
-/// The Eifel signal in use towards this peer (004_*.txt Fig. 6).
+/// The Eifel signal in use towards this peer (Ladha et al. Fig. 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Signal {
     /// Variant I: a TIMESTAMP chunk in every packet.
@@ -379,7 +379,7 @@ impl Association {
         }
     }
 
-    /// The response to a spurious episode on `path` (004_*.txt §5, RFC 4015 steps (3)–(5)).
+    /// The response to a spurious episode on `path` (Ladha et al. §5, RFC 4015 steps (3)–(5)).
     /// The window is never made smaller than it is: a late DupTSN verdict may come after the
     /// window already grew back.
     fn spurious_respond(&mut self, now: Instant, path: PathId, e: Episode, acked: usize) {

@@ -278,7 +278,7 @@ impl Association {
         send_ok && recv_ok
     }
 
-    /// LS-SCTP (002_*.txt §4.3): under cwnd/RTT path assignment a path may hold at most its
+    /// LS-SCTP (Abd El Al et al. §4.3): under cwnd/RTT path assignment a path may hold at most its
     /// bandwidth estimate's share of the peer's window, so that a path whose window grew
     /// while another failed does not keep the receive buffer from it once it is back.
     fn window_share_allows(&self, path: PathId) -> bool {
@@ -316,7 +316,7 @@ impl Association {
         buf: &mut Vec<u8>,
         room: &mut usize,
     ) -> bool {
-        // LS-SCTP timeout handling: the copy probing this path goes first (002_*.txt §4.3).
+        // LS-SCTP timeout handling: the copy probing this path goes first (Abd El Al et al. §4.3).
         let probe = self.write_probe_copy(now, path, buf, room);
         if self.stranded_head_for(path) {
             self.take_stranded_head(path);
@@ -378,7 +378,7 @@ impl Association {
         }
     }
 
-    /// LS-SCTP timeout handling (002_*.txt §4.3): a copy of a chunk that timed out on `path`
+    /// LS-SCTP timeout handling (Abd El Al et al. §4.3): a copy of a chunk that timed out on `path`
     /// and was retransmitted elsewhere probes `path`, with a PSN of its own; the chunk's
     /// state does not change. Returns whether it was written.
     fn write_probe_copy(
@@ -477,7 +477,7 @@ impl Association {
             rtx_left = false;
             let ls_pid = self.ls_pid(path);
             let s = &mut self.tx.outstanding[i];
-            // 004_*.txt Fig. 6: a retransmission after a fast retransmit or timeout belongs to
+            // Ladha et al. Fig. 6: a retransmission after a fast retransmit or timeout belongs to
             // the loss-recovery episode of the path it was lost on.
             let lost_on = matches!(s.state, ChunkState::Marked(Mark::Fast | Mark::Timeout))
                 .then_some((s.sent_on, s.state == ChunkState::Marked(Mark::Fast)));
@@ -489,7 +489,7 @@ impl Association {
             s.epoch = self.paths[pi].fail_epoch;
             s.misses = 0;
             if ls_pid.is_some() {
-                // A retransmission gets a PSN of the path it goes on (002_*.txt §4.3).
+                // A retransmission gets a PSN of the path it goes on (Abd El Al et al. §4.3).
                 s.psn = self.paths[pi].psn.take_for(s.seq);
             }
             let at = buf.len();
