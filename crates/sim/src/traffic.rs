@@ -371,8 +371,10 @@ impl Source {
             } else {
                 self.next
             };
-            // Checked first so that no message is built for a `send` that would block.
+            // Checked first so that no message is built for a `send` that would block; the
+            // core still learns that the application waits on the buffer.
             if a.send_buffered() + len > send_buffer {
+                a.wait_writable();
                 return;
             }
             let stream = self.first_stream + rel;

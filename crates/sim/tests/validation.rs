@@ -296,6 +296,34 @@ fn the_reverse_link_carries_one_sack_per_two_data_packets() {
 }
 
 #[test]
+fn a_saturated_source_behind_a_full_send_buffer_is_send_buffer_limited() {
+    // 64 KiB of send buffer on 10 Mbit/s x 100 ms (BDP 125 kB): the buffer, not the
+    // application, holds the sender back. The source checks the buffer before it builds a
+    // message, so before `wait_writable` the time read as application-limited.
+    let s = scenario(
+        r#"
+        name = "send buffer"
+        duration = "10s"
+        warmup = "2s"
+        [[path]]
+        name = "p"
+        rate = "10Mbit/s"
+        delay = "50ms"
+        [association]
+        send_buffer = "64KiB"
+        "#,
+    );
+    let m = metrics(&s, 1);
+    let (sb, app) = (
+        m["path_p_limited_send_buffer"],
+        m["path_p_limited_application"],
+    );
+    println!("send buffer {sb:.3}, application {app:.3}");
+    assert!(sb > 0.5, "send buffer {sb}");
+    assert!(app < 0.05, "application {app}");
+}
+
+#[test]
 fn cross_traffic_takes_its_share_of_the_link() {
     let s = scenario(
         r#"

@@ -351,6 +351,14 @@ impl Association {
         self.tx.buffered_bytes()
     }
 
+    /// The application holds a message that does not fit the send buffer and did not call
+    /// `send` for it (it checked [`Self::send_buffered`] first): as after a `send` that
+    /// returned `WouldBlock`, the wait counts as send-buffer-limited (`PathStats::limited`)
+    /// and `Event::Writable` follows when a SACK frees room.
+    pub fn wait_writable(&mut self) {
+        self.tx.want_writable = true;
+    }
+
     /// The send buffer as autotuning grew it: `send` accepts a message while the bytes
     /// buffered stay within it (`send_buffer` up to `send_buffer_max`).
     pub fn send_buffer_limit(&self) -> usize {
