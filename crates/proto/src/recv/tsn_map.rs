@@ -163,10 +163,11 @@ impl TsnMap {
         pick.dedup();
         pick.truncate(max);
         // The newest blocks fill what is left, from the top down.
+        let chosen = pick.len();
         let mut top = reach;
         while pick.len() < max && top > low {
             top -= 1;
-            if pick.binary_search(&top).is_err() {
+            if pick[..chosen].binary_search(&top).is_err() {
                 pick.push(top);
             }
         }
