@@ -169,6 +169,7 @@ impl Association {
                 return;
             }
             *room -= buf.len() - before;
+            self.tsn_map.forget_recent();
             if self.trace.enabled() {
                 let ev = crate::TraceEvent::SackSent {
                     path,
@@ -191,6 +192,9 @@ impl Association {
             buf[before + 1] |= braid_wire::chunk::SACK_FLAG_RETRANSMIT;
         }
         *room -= buf.len() - before;
+        // The arrivals since the last SACK are reported now (not when a SACK was built that
+        // did not fit its packet).
+        self.tsn_map.forget_recent();
         if self.trace.enabled() {
             // The cumulative TSN ack follows the chunk header (RFC 9260 §3.3.4).
             let cum = &buf[before + 4..before + 8];

@@ -404,7 +404,6 @@ impl Association {
             self.tsn_map.gap_blocks_ends(max_blocks, &mut gap_blocks);
         } else {
             self.tsn_map.gap_blocks(max_blocks, &mut gap_blocks);
-            self.tsn_map.forget_recent();
         }
         // The NR list (Delivered policy) may split blocks, up to `max_blocks` of its own.
         let nr_room = if lists == 2 { max_blocks } else { 0 };

@@ -82,7 +82,9 @@ impl TsnMap {
             self.duplicate(tsn);
             return false;
         }
-        if self.recent.len() < RECENT_CAP {
+        // One TSN per run of consecutive arrivals names its block (small messages put many
+        // into one packet).
+        if self.recent.len() < RECENT_CAP && self.recent.last() != Some(&tsn.wrapping_sub(1)) {
             self.recent.push(tsn);
         }
         let joins_left = i > 0 && self.distance_of_end(i - 1) + 1 == d;
@@ -135,9 +137,9 @@ impl TsnMap {
 
     /// As [`Self::gap_blocks`], but when more than `max` blocks are in reach: the lowest half
     /// of `max` (the holes to repair), the blocks holding the TSNs that arrived since the
-    /// last SACK, and the highest blocks for the rest, in order. Forgets the arrivals.
-    pub(crate) fn gap_blocks_ends(&mut self, max: usize, out: &mut Vec<GapAckBlock>) {
-        let recent = std::mem::take(&mut self.recent);
+    /// last SACK, and the highest blocks for the rest, in order. The arrivals are kept
+    /// until [`Self::forget_recent`]: a SACK that does not fit its packet is not sent.
+    pub(crate) fn gap_blocks_ends(&self, max: usize, out: &mut Vec<GapAckBlock>) {
         let reach = self
             .ranges
             .iter()
@@ -145,13 +147,11 @@ impl TsnMap {
             .count();
         if reach <= max {
             self.gap_blocks(max, out);
-            self.recent = recent;
-            self.recent.clear();
             return;
         }
         let low = max / 2;
         let mut pick: Vec<usize> = (0..low).collect();
-        for &tsn in &recent {
+        for &tsn in &self.recent {
             if let Some(d) = self.distance(tsn)
                 && let (i, true) = self.locate(d)
                 && (low..reach).contains(&i)
@@ -178,8 +178,6 @@ impl TsnMap {
             let end = u16::try_from(self.dist(end)).unwrap_or(u16::MAX);
             out.push(GapAckBlock { start, end });
         }
-        self.recent = recent;
-        self.recent.clear();
     }
 
     /// A SACK went out: the arrivals since the previous one are reported.
@@ -304,7 +302,9 @@ mod tests {
         let starts: Vec<u16> = out.iter().map(|b| b.start).collect();
         // Lowest five (TSN 2..10), the blocks of the two arrivals, the three highest.
         assert_eq!(starts, vec![2, 4, 6, 8, 10, 38, 50, 76, 78, 80]);
-        // The arrivals are forgotten once reported: the next cut list has no middle blocks.
+        // The arrivals are forgotten once the SACK went out: the next cut list has no middle
+        // blocks.
+        m.forget_recent();
         out.clear();
         m.gap_blocks_ends(10, &mut out);
         let starts: Vec<u16> = out.iter().map(|b| b.start).collect();

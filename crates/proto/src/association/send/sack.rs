@@ -360,6 +360,8 @@ impl Association {
                 self.grow_window(i, &ctx, ack, advanced, cum, lowest, cmt);
                 self.trace_window(now, PathId(i as u16), before, WindowCause::Ack);
             }
+            // Whether the pacer or a run held the window is asked again at the next poll.
+            self.paths[i].window_held = false;
             let pending = cmt && ack.pseudo_after[i].is_some();
             // Under CMT, while SACKs may be truncated, a chunk sent more than an RTO ago can be
             // acked only now because earlier SACKs had no room to report it: that is no sign
@@ -446,7 +448,6 @@ impl Association {
                 }
             }
         }
-        p.window_held = false;
     }
 
     /// Step 5, T3-rtx of path `i` (§6.3.2): stopped when nothing is outstanding there
