@@ -550,6 +550,14 @@ impl Metrics {
         }
         // Per path.
         let infos = f.sender.map(Association::paths).unwrap_or_default();
+        // A link's busy share of the window.
+        let busy_share = |d: &LinkStats| {
+            if secs > 0.0 {
+                d.busy.as_secs_f64() / secs
+            } else {
+                f64::NAN
+            }
+        };
         let delta = |l: usize| -> LinkStats {
             let e = f.links.get(l).copied().unwrap_or_default();
             let b = self.links_at_warmup.get(l).copied().unwrap_or_default();
@@ -596,14 +604,7 @@ impl Metrics {
             }
             if let Some(&(fwd, rev)) = f.path_links.get(i) {
                 // The reverse link carries the SACKs: a busy one delays every ack.
-                m.insert(
-                    format!("{p}reverse_utilization"),
-                    if secs > 0.0 {
-                        delta(rev).busy.as_secs_f64() / secs
-                    } else {
-                        f64::NAN
-                    },
-                );
+                m.insert(format!("{p}reverse_utilization"), busy_share(&delta(rev)));
                 let d = delta(fwd);
                 m.insert(format!("{p}drops_queue"), d.drops_queue as f64);
                 m.insert(format!("{p}drops_loss"), d.drops_loss as f64);
@@ -614,27 +615,13 @@ impl Metrics {
                 if f.icmp_too_big.get(i).copied().unwrap_or(false) {
                     m.insert(format!("{p}icmp_too_big"), d.drops_mtu as f64);
                 }
-                m.insert(
-                    format!("{p}utilization"),
-                    if secs > 0.0 {
-                        d.busy.as_secs_f64() / secs
-                    } else {
-                        f64::NAN
-                    },
-                );
+                m.insert(format!("{p}utilization"), busy_share(&d));
             }
         }
         if let Some(b) = f.bottleneck {
             let d = delta(b);
             m.insert("bottleneck_drops_queue".into(), d.drops_queue as f64);
-            m.insert(
-                "bottleneck_utilization".into(),
-                if secs > 0.0 {
-                    d.busy.as_secs_f64() / secs
-                } else {
-                    f64::NAN
-                },
-            );
+            m.insert("bottleneck_utilization".into(), busy_share(&d));
         }
         if !self.competing_bytes.is_empty() {
             let mut total = 0;

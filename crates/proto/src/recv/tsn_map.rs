@@ -125,14 +125,22 @@ impl TsnMap {
     /// (RFC 9260 §3.3.4). TSNs further than `u16::MAX` above `cum_tsn` cannot be expressed
     /// and are not reported; a range straddling that limit is reported up to it.
     pub(crate) fn gap_blocks(&self, max: usize, out: &mut Vec<GapAckBlock>) {
-        for &(start, end) in self.ranges.iter().take(max) {
-            let (Ok(start), end) = (u16::try_from(self.dist(start)), self.dist(end)) else {
+        for i in 0..self.ranges.len().min(max) {
+            let Some(block) = self.block(i) else {
                 // Ranges are sorted: every later one is out of reach too.
                 break;
             };
-            let end = u16::try_from(end).unwrap_or(u16::MAX);
-            out.push(GapAckBlock { start, end });
+            out.push(block);
         }
+    }
+
+    /// Range `i` as a gap ack block, its end cut at `u16::MAX`; `None` if its start is out
+    /// of reach.
+    fn block(&self, i: usize) -> Option<GapAckBlock> {
+        let (start, end) = self.ranges[i];
+        let start = u16::try_from(self.dist(start)).ok()?;
+        let end = u16::try_from(self.dist(end)).unwrap_or(u16::MAX);
+        Some(GapAckBlock { start, end })
     }
 
     /// As [`Self::gap_blocks`], but when more than `max` blocks are in reach: the lowest half
@@ -172,12 +180,8 @@ impl TsnMap {
             }
         }
         pick.sort_unstable();
-        for i in pick {
-            let (start, end) = self.ranges[i];
-            let start = u16::try_from(self.dist(start)).unwrap_or(u16::MAX);
-            let end = u16::try_from(self.dist(end)).unwrap_or(u16::MAX);
-            out.push(GapAckBlock { start, end });
-        }
+        // Every pick is below `reach`: its block exists.
+        out.extend(pick.into_iter().filter_map(|i| self.block(i)));
     }
 
     /// A SACK went out: the arrivals since the previous one are reported.

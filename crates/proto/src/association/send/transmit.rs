@@ -208,22 +208,21 @@ impl Association {
     /// them) and halves below `RUN_SHRINK_BLOCKS`, within 1..=`CmtConfig::send_run`.
     pub(crate) fn adapt_send_run(&mut self, blocks: usize) {
         let Some(cmt) = self.cfg.cmt else { return };
-        let max = cmt.send_run.max(1);
-        if blocks > RUN_GROW_BLOCKS {
-            self.send_run = self.send_run.saturating_mul(2).min(max);
+        let next = if blocks > RUN_GROW_BLOCKS {
+            self.send_run.saturating_mul(2)
         } else if blocks < RUN_SHRINK_BLOCKS {
-            self.send_run = (self.send_run / 2).max(1);
-        }
-        self.send_run = self.send_run.min(max);
+            self.send_run / 2
+        } else {
+            self.send_run
+        };
+        self.send_run = next.clamp(1, cmt.send_run.max(1));
     }
 
     /// The run of new data `path` sends in (see `CmtConfig::send_run`): 0 or 1 is none.
     fn run_packets(&self, path: PathId) -> u32 {
-        if self.ls() || self.paths.len() == 1 {
-            // LS-SCTP acknowledges per path (LS-SACKs): interleaving costs no gap blocks.
-            return 0;
-        }
-        if self.cfg.cmt.is_none() {
+        // Off by default: runs before any per-path work on every packet and poll.
+        // LS-SCTP acknowledges per path (LS-SACKs): interleaving costs no gap blocks.
+        if self.send_run <= 1 || self.ls() || self.paths.len() == 1 || self.cfg.cmt.is_none() {
             return 0;
         }
         let p = &self.paths[path.0 as usize];
