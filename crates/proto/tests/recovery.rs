@@ -117,3 +117,32 @@ fn a_chunk_larger_than_a_lowered_pmtu_is_still_retransmitted() {
         "the large chunk was never retransmitted"
     );
 }
+
+/// Without PLPMTUD, a verified ICMP "too big" lowers the path's MTU and the controller's
+/// with it: after a T3 the window is one MTU of the new size (RFC 9260 §7.2.3, §7.3), not of
+/// the old one.
+#[test]
+fn an_icmp_too_big_lowers_the_controllers_mtu_too() {
+    let mut s = Script::server(12);
+    s.establish_passive();
+    s.app_send(0, &[3u8; 1000]);
+    let _: Data = s.expect_to_peer();
+    let before = s.assoc().paths()[0].mtu;
+    let mut q = Vec::new();
+    q.extend_from_slice(&EP_PORT.to_be_bytes());
+    q.extend_from_slice(&PEER_PORT.to_be_bytes());
+    q.extend_from_slice(&s.peer_tag.to_be_bytes());
+    q.extend_from_slice(&[0; 4]);
+    let (now, local, remote) = (s.now, s.local, s.remote);
+    s.ep.handle_icmp(now, local, remote, &q, IcmpError::TooBig { mtu: 1280 });
+    let mtu = s.assoc().paths()[0].mtu;
+    assert!(
+        mtu < before,
+        "the ICMP did not lower the PMTU ({before} -> {mtu})"
+    );
+    // One T3 (RTO.Initial = 1 s) and nothing acknowledged: cwnd = 1 MTU.
+    let _ = s.collect_until(s.t() + secs(2));
+    let p = &s.assoc().paths()[0];
+    assert_eq!(p.stats.timeouts, 1, "{p:?}");
+    assert_eq!(p.cwnd, mtu, "cwnd after T3 counts in the old MTU");
+}

@@ -9,6 +9,7 @@ use braid_wire::{Chunk, CommonHeader, ErrorCause, raw_chunks, verify_checksum};
 use bytes::Bytes;
 
 use super::{Association, State};
+use crate::cc::Controller;
 use crate::event::CloseReason;
 use crate::path::PathId;
 use crate::time::Instant;
@@ -111,6 +112,8 @@ impl Association {
                 ));
                 if sctp >= crate::path::MIN_SCTP_MTU && sctp < p.mtu {
                     p.mtu = sctp;
+                    // The window counts in the path's MTU (RFC 9260 §7.2.1, §7.2.3).
+                    p.cc.set_mtu(sctp);
                 }
             }
         }

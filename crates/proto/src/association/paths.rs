@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use super::Association;
+use crate::cc::Controller;
 use crate::path::{Path, PathId};
 use crate::time::Instant;
 
@@ -97,17 +98,11 @@ impl Association {
             self.paths.push(p);
             self.paths_added = true;
         }
-        if self.cfg.cc != crate::CongestionControl::Reno {
-            // CMT/RP shares the initial window among the paths (cc::coupled).
-            let n = self.paths.len();
-            for p in &mut self.paths {
-                p.cc = crate::cc::AnyController::new(
-                    self.cfg.cc,
-                    p.mtu,
-                    self.cfg.initial_ssthresh(rwnd.max(1)),
-                    n,
-                );
-            }
+        // CMT/RP shares the initial window among the paths (cc::coupled); a window that
+        // already carries data keeps its size.
+        let n = self.paths.len();
+        for p in &mut self.paths {
+            p.cc.on_path_count(n);
         }
     }
 
@@ -139,6 +134,83 @@ impl Association {
                 );
                 p.remote.set_port(remote.port());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use rand_core::SeedableRng;
+
+    use super::*;
+    use crate::cc::Ctx;
+    use crate::{AssociationConfig, CongestionControl};
+
+    /// An established one-path association whose path-0 controller grew past its initial
+    /// window, as it would after a transfer.
+    fn grown(cc: CongestionControl) -> (Association, usize) {
+        let cfg = Arc::new(AssociationConfig {
+            cc,
+            ..AssociationConfig::default()
+        });
+        let key = Arc::new(crate::cookie::CookieKey::new(
+            [7; 32],
+            Duration::from_secs(60),
+        ));
+        let rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let now = Instant::from_duration(Duration::ZERO);
+        let local: SocketAddr = "10.0.0.2:9899".parse().unwrap();
+        let remote: SocketAddr = "10.0.0.1:9899".parse().unwrap();
+        let mut a = Association::new_inner(
+            cfg,
+            key,
+            rng,
+            super::super::State::Established,
+            now,
+            local,
+            remote,
+            9899,
+            9899,
+        );
+        for _ in 0..40 {
+            let cw = a.paths[0].cc.window();
+            // Coupled controllers check their view against their own state: a fresh one.
+            let v = [a.paths[0].cc.view(None)];
+            let ctx = Ctx {
+                paths: if a.paths[0].cc.is_coupled() { &v } else { &[] },
+                me: 0,
+            };
+            a.paths[0].cc.on_ack(&ctx, 1200, cw);
+        }
+        let w = a.paths[0].cc.window();
+        (a, w)
+    }
+
+    /// A path added to a live association must not reset the windows of the paths that
+    /// carry data (RFC 9260 §7.2.1's initial window is for a path that has sent nothing).
+    #[test]
+    fn adding_a_path_keeps_the_live_paths_windows() {
+        for cc in [
+            CongestionControl::Cubic,
+            CongestionControl::Reno,
+            CongestionControl::CmtRpv2,
+            CongestionControl::Lia,
+        ] {
+            let (mut a, w) = grown(cc);
+            assert!(w > 20_000, "{cc:?}: the window did not grow ({w})");
+            let now = Instant::from_duration(Duration::from_secs(1));
+            a.add_peer_paths(now, &["10.0.0.5".parse().unwrap()]);
+            assert_eq!(a.paths.len(), 2, "{cc:?}: no path was added");
+            assert_eq!(
+                a.paths[0].cc.window(),
+                w,
+                "{cc:?}: path 0's window was reset"
+            );
         }
     }
 }

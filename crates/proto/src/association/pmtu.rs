@@ -11,6 +11,7 @@ use braid_wire::{COMMON_HEADER_LEN, Chunk};
 use bytes::{Buf, Bytes};
 
 use super::{Association, State, Transmit};
+use crate::cc::Controller;
 use crate::path::plpmtud::{Plpmtud, Step};
 use crate::path::{MIN_SCTP_MTU, PathId, header_overhead};
 use crate::time::Instant;

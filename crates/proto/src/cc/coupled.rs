@@ -428,7 +428,7 @@ mod tests {
             let srtt = Some(Duration::from_millis(42));
             for step in 0..2000usize {
                 let acked = [MTU, 3 * MTU, 500, 2 * MTU][step % 4];
-                let flight = if step % 7 == 0 { 0 } else { a.cwnd };
+                let flight = if step % 7 == 0 { 0 } else { a.w.cwnd };
                 match step % 97 {
                     50 => {
                         a.on_fast_retransmit();
@@ -436,18 +436,18 @@ mod tests {
                         b.on_loss(&Ctx { paths: &v, me: 0 });
                     }
                     96 => {
-                        a.on_timeout();
+                        a.timeout();
                         let v = [b.view(srtt)];
                         Controller::on_timeout(&mut b, &Ctx { paths: &v, me: 0 });
                     }
                     _ => {
-                        a.on_ack(acked, flight);
+                        a.ack(acked, flight);
                         let v = [b.view(srtt)];
                         Controller::on_ack(&mut b, &Ctx { paths: &v, me: 0 }, acked, flight);
                     }
                 }
                 assert_eq!(
-                    (a.cwnd, a.ssthresh, a.partial_bytes_acked),
+                    (a.w.cwnd, a.w.ssthresh, a.w.partial_bytes_acked),
                     {
                         let b = b.state();
                         (b.cwnd, b.ssthresh, b.partial_bytes_acked)

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use super::hystart::HyStart;
-use super::reno::Reno;
-use super::{Controller, Ctx};
+use super::slow_start::SlowStart;
+use super::window::Window;
+use super::{AckSample, Controller, Ctx};
 use crate::time::Instant;
 
 /// RFC 9438 §5.1: C, in segments per second cubed.
@@ -24,14 +24,13 @@ struct Prior {
     epoch: Option<(Instant, f64)>,
     w_est: f64,
     cwnd_prior: f64,
-    hystart: HyStart,
+    ss: SlowStart,
 }
 
-/// One path's CUBIC state; `reno` holds cwnd, ssthresh and the MTU as every controller
-/// does (the sender and the spurious-retransmission response read and set them there).
+/// One path's CUBIC state over its RFC 9260 window `w`.
 #[derive(Debug, Clone)]
 pub(crate) struct Cubic {
-    pub(crate) reno: Reno,
+    pub(crate) w: Window,
     /// cwnd before the last reduction, in segments (W_max).
     w_max: f64,
     /// Seconds from the epoch's start until the window reaches W_max again.
@@ -45,10 +44,11 @@ pub(crate) struct Cubic {
     cwnd_prior: f64,
     /// Fractional bytes of growth not yet in cwnd.
     carry: f64,
-    /// The latest time and smoothed RTT the sender reported (`observe`).
+    /// The latest time and smoothed RTT the sender reported (`on_sack`).
     now: Option<Instant>,
     srtt: Option<Duration>,
-    pub(crate) hystart: HyStart,
+    /// HyStart++ (RFC 9406), as RFC 9438 §4.10 recommends.
+    pub(crate) ss: SlowStart,
     prior: Option<Prior>,
 }
 
@@ -56,7 +56,7 @@ impl Cubic {
     /// RFC 9260 §7.2.1's initial window; `ssthresh` as for Reno.
     pub(crate) fn new(mtu: usize, ssthresh: usize) -> Self {
         Self {
-            reno: Reno::new(mtu, ssthresh),
+            w: Window::new(mtu, ssthresh),
             w_max: 0.0,
             k: 0.0,
             epoch: None,
@@ -65,13 +65,13 @@ impl Cubic {
             carry: 0.0,
             now: None,
             srtt: None,
-            hystart: HyStart::default(),
+            ss: SlowStart::hystart(),
             prior: None,
         }
     }
 
     fn segments(&self, bytes: usize) -> f64 {
-        bytes as f64 / self.reno.mtu() as f64
+        bytes as f64 / self.w.mtu as f64
     }
 
     /// W_cubic(t) of RFC 9438 §4.2, segments.
@@ -79,37 +79,21 @@ impl Cubic {
         C * (t - self.k).powi(3) + self.w_max
     }
 
-    /// A SACK's time, RTT sample and round position (see `AnyController::observe`).
-    pub(crate) fn observe(
-        &mut self,
-        now: Instant,
-        rtt: Option<Duration>,
-        srtt: Option<Duration>,
-        acked: u64,
-        next: u64,
-    ) {
-        self.now = Some(now);
-        self.srtt = srtt;
-        if self.reno.cwnd <= self.reno.ssthresh && self.hystart.on_ack(rtt, acked, next) {
-            // RFC 9406 §4.2: CSS_ROUNDS passed: congestion avoidance from this window.
-            self.reno.ssthresh = self.reno.cwnd;
-        }
-    }
-
     fn grow(&mut self, bytes: f64) {
         self.carry += bytes.max(0.0);
         let whole = self.carry.floor();
         self.carry -= whole;
-        self.reno.cwnd += whole as usize;
+        self.w.cwnd += whole as usize;
     }
 
     fn congestion_avoidance(&mut self, acked: usize) {
         let Some(now) = self.now else {
-            // No time yet (cannot happen after a SACK): Reno's increase.
-            self.reno.on_ack(acked, usize::MAX);
+            // No time yet (cannot happen after a SACK): RFC 9260's increase.
+            let mtu = self.w.mtu;
+            self.w.avoid(acked, usize::MAX, || mtu);
             return;
         };
-        let cwnd = self.segments(self.reno.cwnd);
+        let cwnd = self.segments(self.w.cwnd);
         let (start, _) = *self.epoch.get_or_insert_with(|| {
             // §4.2: a new epoch; K from how far below W_max the window is.
             if cwnd < self.w_max {
@@ -134,7 +118,7 @@ impl Cubic {
             ALPHA
         };
         self.w_est += alpha * acked_segs / cwnd;
-        let mtu = self.reno.mtu() as f64;
+        let mtu = self.w.mtu as f64;
         if self.w_cubic(t) < self.w_est {
             self.grow((self.w_est - cwnd) * mtu);
         } else {
@@ -152,9 +136,9 @@ impl Cubic {
             epoch: self.epoch,
             w_est: self.w_est,
             cwnd_prior: self.cwnd_prior,
-            hystart: self.hystart.clone(),
+            ss: self.ss.clone(),
         });
-        let cwnd = self.segments(self.reno.cwnd);
+        let cwnd = self.segments(self.w.cwnd);
         self.cwnd_prior = cwnd;
         // §4.7 fast convergence: a window that stopped below the last W_max gives way.
         self.w_max = if cwnd < self.w_max {
@@ -165,15 +149,12 @@ impl Cubic {
         self.k = (self.w_max * (1.0 - BETA) / C).cbrt();
         self.epoch = None;
         self.carry = 0.0;
-        let mtu = self.reno.mtu();
-        self.reno.ssthresh = ((self.reno.cwnd as f64 * BETA) as usize).max(4 * mtu);
-        self.reno.partial_bytes_acked = 0;
+        let ssthresh = ((self.w.cwnd as f64 * BETA) as usize).max(4 * self.w.mtu);
+        self.w.reduce(ssthresh, timeout);
         if timeout {
-            self.reno.cwnd = mtu;
-            self.hystart.restart();
+            self.ss.on_timeout();
         } else {
-            self.reno.cwnd = self.reno.ssthresh;
-            self.hystart.on_loss();
+            self.ss.on_loss();
         }
     }
 
@@ -181,35 +162,35 @@ impl Cubic {
     /// spurious loss in slow start must not end it for good) come back with the window the
     /// caller restores. Only the latest reduction is kept: with overlapping recovery
     /// episodes an older one found spurious restores the newer one's state.
-    pub(crate) fn undo(&mut self) {
+    fn undo_curve(&mut self) {
         if let Some(p) = self.prior.take() {
             self.w_max = p.w_max;
             self.k = p.k;
             self.epoch = p.epoch;
             self.w_est = p.w_est;
             self.cwnd_prior = p.cwnd_prior;
-            self.hystart = p.hystart;
+            self.ss = p.ss;
         }
     }
 }
 
 impl Controller for Cubic {
-    fn window(&self) -> usize {
-        self.reno.cwnd
+    fn state(&self) -> &Window {
+        &self.w
     }
 
-    fn ssthresh(&self) -> usize {
-        self.reno.ssthresh
+    fn state_mut(&mut self) -> &mut Window {
+        &mut self.w
     }
 
     fn on_ack(&mut self, _ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
         // RFC 9260 §7.2.1, §7.2.2: no growth unless the window was in use.
-        if flight_before < self.reno.cwnd {
+        if flight_before < self.w.cwnd {
             return;
         }
-        if self.reno.cwnd <= self.reno.ssthresh {
-            let inc = self.hystart.scale(bytes_acked.min(self.reno.mtu()));
-            self.reno.cwnd += inc;
+        if self.w.in_slow_start() {
+            let inc = self.ss.increase(bytes_acked.min(self.w.mtu));
+            self.w.cwnd += inc;
         } else {
             self.congestion_avoidance(bytes_acked);
         }
@@ -223,19 +204,30 @@ impl Controller for Cubic {
         self.reduce(true);
     }
 
+    fn on_sack(&mut self, s: &AckSample) {
+        self.now = Some(s.now);
+        self.srtt = s.srtt;
+        if self.w.in_slow_start() && self.ss.on_sack(s) {
+            // RFC 9406 §4.2: CSS_ROUNDS passed: congestion avoidance from this window.
+            self.w.ssthresh = self.w.cwnd;
+        }
+    }
+
     fn on_idle(&mut self) {
-        self.reno.on_idle_rto();
+        self.w.idle_decay();
         // §5.8: an idle sender must not jump along the curve: a new epoch on resuming.
         self.epoch = None;
     }
 
-    fn on_all_acked(&mut self) {
-        self.reno.on_all_acked();
+    fn undo(&mut self, cwnd: usize, ssthresh: usize) {
+        self.undo_curve();
+        self.w.restore(cwnd, ssthresh);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::hystart::Phase;
     use super::*;
 
     const MTU: usize = 1000;
@@ -248,23 +240,42 @@ mod tests {
         Instant::from_duration(Duration::from_millis(ms))
     }
 
+    /// A SACK at `ms` with an RTT sample (and smoothed RTT) of `rtt_ms`, or only a 100 ms
+    /// smoothed RTT.
+    fn sample(ms: u64, rtt_ms: Option<u64>) -> AckSample {
+        AckSample {
+            now: at(ms),
+            rtt: rtt_ms.map(Duration::from_millis),
+            srtt: Some(Duration::from_millis(rtt_ms.unwrap_or(100))),
+            acked_seq: 0,
+            next_seq: 0,
+        }
+    }
+
+    fn phase(c: &Cubic) -> Phase {
+        match &c.ss {
+            SlowStart::HyStart(h) => h.phase,
+            SlowStart::Standard => unreachable!("CUBIC runs HyStart++"),
+        }
+    }
+
     /// A CUBIC path in congestion avoidance at `cwnd` segments with W_max `w_max`.
     fn in_ca(cwnd: usize, w_max: usize) -> Cubic {
         let mut c = Cubic::new(MTU, 0);
-        c.reno.cwnd = w_max * MTU;
+        c.w.cwnd = w_max * MTU;
         c.on_loss(&ctx());
-        c.reno.cwnd = cwnd * MTU;
-        c.reno.ssthresh = cwnd * MTU - 1;
+        c.w.cwnd = cwnd * MTU;
+        c.w.ssthresh = cwnd * MTU - 1;
         c
     }
 
     #[test]
     fn a_loss_cuts_the_window_by_beta_and_remembers_it_as_w_max() {
         let mut c = Cubic::new(MTU, usize::MAX);
-        c.reno.cwnd = 100 * MTU;
+        c.w.cwnd = 100 * MTU;
         c.on_loss(&ctx());
-        assert_eq!(c.reno.cwnd, 70 * MTU);
-        assert_eq!(c.reno.ssthresh, 70 * MTU);
+        assert_eq!(c.w.cwnd, 70 * MTU);
+        assert_eq!(c.w.ssthresh, 70 * MTU);
         assert!((c.w_max - 100.0).abs() < 1e-9);
         // K = cbrt(W_max (1 - β) / C) = cbrt(75) s.
         assert!((c.k - 75f64.cbrt()).abs() < 1e-9);
@@ -280,16 +291,10 @@ mod tests {
         let mut trace = Vec::new();
         // Acks of one window per 100 ms RTT, for 12 s.
         while t < 12_000 {
-            c.observe(
-                at(t),
-                Some(Duration::from_millis(100)),
-                Some(Duration::from_millis(100)),
-                0,
-                0,
-            );
-            let w = c.reno.cwnd;
+            c.on_sack(&sample(t, Some(100)));
+            let w = c.w.cwnd;
             c.on_ack(&ctx(), w, w);
-            trace.push((t, c.reno.cwnd / MTU));
+            trace.push((t, c.w.cwnd / MTU));
             t += 100;
         }
         let k_ms = (c.k * 1000.0) as u64;
@@ -308,9 +313,9 @@ mod tests {
     #[test]
     fn without_a_full_window_in_flight_nothing_grows() {
         let mut c = in_ca(70, 100);
-        c.observe(at(5000), None, Some(Duration::from_millis(100)), 0, 0);
+        c.on_sack(&sample(5000, None));
         c.on_ack(&ctx(), 10 * MTU, 10 * MTU);
-        assert_eq!(c.reno.cwnd, 70 * MTU);
+        assert_eq!(c.w.cwnd, 70 * MTU);
     }
 
     #[test]
@@ -318,17 +323,18 @@ mod tests {
         let mut c = in_ca(70, 100);
         let before = (c.w_max, c.k);
         c.on_loss(&ctx());
-        c.undo();
+        c.undo_curve();
         assert_eq!((c.w_max, c.k), before);
     }
 
     #[test]
     fn a_spurious_loss_in_slow_start_undone_keeps_hystart_running() {
         let mut c = Cubic::new(MTU, usize::MAX);
-        c.reno.cwnd = 50 * MTU;
+        c.w.cwnd = 50 * MTU;
         c.on_loss(&ctx());
-        assert_eq!(c.hystart.phase, super::super::hystart::Phase::Done);
-        c.undo();
-        assert_eq!(c.hystart.phase, super::super::hystart::Phase::SlowStart);
+        assert_eq!(phase(&c), Phase::Done);
+        Controller::undo(&mut c, 50 * MTU, usize::MAX);
+        assert_eq!(phase(&c), Phase::SlowStart);
+        assert_eq!(c.w.cwnd, 50 * MTU);
     }
 }

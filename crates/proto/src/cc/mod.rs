@@ -1,32 +1,41 @@
 //! Congestion control, one controller per path (RFC 9260 §7.2), and the coupled variants for
 //! paths that may share a bottleneck (CMT/RP, MPTCP's LIA of RFC 6356).
 //!
-//! The seam is [`Controller`]: the sender calls `on_ack`, `on_loss`, `on_timeout`, `on_idle`
-//! and `on_all_acked` and reads `window`. A coupled controller sees every path of the
-//! association through [`Ctx`]; [`AnyController`] dispatches by enum (as smoltcp's
-//! `AnyController` does) so the Reno fast path never builds that view. One file per
-//! algorithm: [`reno`] holds RFC 9260's state machine; [`rpv1`], [`rpv2`] and [`lia`] only
-//! say how much a coupled path's window moves ([`CoupledRule`]), with the shared arithmetic
-//! and the comparison table in [`coupled`].
+//! The seam is [`Controller`]: a controller owns its state, RFC 9260's [`Window`] (cwnd,
+//! ssthresh, partial_bytes_acked, MTU) among it; it must say how it reacts to an ack, a
+//! fast retransmit and a timeout, and every other hook (a SACK's time and RTT sample, idle,
+//! all acked, MTU change, spurious-loss undo, path count) has a default body acting on the
+//! window. Slow start is a part a controller composes ([`slow_start`]: RFC 9260's or
+//! HyStart++). A coupled controller sees every path of the association through [`Ctx`];
+//! [`AnyController`] dispatches by enum (as smoltcp's `AnyController` does) so the
+//! uncoupled fast path never builds that view. One file per algorithm: [`reno`], [`cubic`];
+//! [`rpv1`], [`rpv2`] and [`lia`] only say how much a coupled path's window moves
+//! ([`CoupledRule`]), with the shared arithmetic and the comparison table in [`coupled`].
 
 mod coupled;
 mod cubic;
+#[cfg(test)]
+mod fixed;
 mod hystart;
 mod lia;
 mod reno;
 mod rpv1;
 mod rpv2;
+mod slow_start;
+mod window;
 
 use std::marker::PhantomData;
 use std::time::Duration;
 
 pub(crate) use coupled::{CcPathView, rfc_initial_cwnd};
 pub(crate) use reno::Reno;
+pub(crate) use window::Window;
 
 use cubic::Cubic;
 use lia::Lia;
 use rpv1::Rpv1;
 use rpv2::Rpv2;
+use slow_start::SlowStart;
 
 /// The congestion controller of an association's paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,12 +65,27 @@ pub(crate) struct Ctx<'a> {
     pub(crate) me: usize,
 }
 
-/// A per-path congestion controller (RFC 9260 §7.2 and its coupled variants).
+/// What a SACK tells a path's controller besides acknowledged bytes: the time, the smallest
+/// RTT of a first transmission it acknowledged on the path, the path's smoothed RTT, the
+/// highest send sequence it acknowledged there and the next one to be sent (rounds, as
+/// HyStart++ counts them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AckSample {
+    pub(crate) now: crate::time::Instant,
+    pub(crate) rtt: Option<Duration>,
+    pub(crate) srtt: Option<Duration>,
+    pub(crate) acked_seq: u64,
+    pub(crate) next_seq: u64,
+}
+
+/// A per-path congestion controller (RFC 9260 §7.2 and its coupled variants). It owns its
+/// state, RFC 9260's [`Window`] among it; every hook but the three reactions has a default
+/// body that acts on that window as RFC 9260 says.
 pub(crate) trait Controller {
-    /// Congestion window, bytes.
-    fn window(&self) -> usize;
-    /// Slow-start threshold, bytes.
-    fn ssthresh(&self) -> usize;
+    /// The path's RFC 9260 window (cwnd, ssthresh, partial_bytes_acked, MTU).
+    fn state(&self) -> &Window;
+    /// The same, to change.
+    fn state_mut(&mut self) -> &mut Window;
     /// New data acknowledged outside fast recovery; `flight_before` is the path's flight
     /// size before this SACK (cwnd grows only when it was fully used, §7.2.1, §7.2.2).
     fn on_ack(&mut self, ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize);
@@ -69,39 +93,49 @@ pub(crate) trait Controller {
     fn on_loss(&mut self, ctx: &Ctx<'_>);
     /// T3-rtx expired on the path (§7.2.3).
     fn on_timeout(&mut self, ctx: &Ctx<'_>);
-    /// One RTO passed without data sent on the path (§7.2.1).
-    fn on_idle(&mut self);
-    /// Everything outstanding on the path was acknowledged (§7.2.2).
-    fn on_all_acked(&mut self);
-}
 
-/// A boxed controller (a large state kept off the path's inline size) is one too.
-impl<T: Controller> Controller for Box<T> {
+    /// Congestion window, bytes.
     fn window(&self) -> usize {
-        (**self).window()
+        self.state().cwnd
     }
+    /// Slow-start threshold, bytes.
     fn ssthresh(&self) -> usize {
-        (**self).ssthresh()
+        self.state().ssthresh
     }
-    fn on_ack(&mut self, ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
-        (**self).on_ack(ctx, bytes_acked, flight_before);
+    /// Whether the controller reads the other paths (the sender then builds [`Ctx`]).
+    fn is_coupled(&self) -> bool {
+        false
     }
-    fn on_loss(&mut self, ctx: &Ctx<'_>) {
-        (**self).on_loss(ctx);
-    }
-    fn on_timeout(&mut self, ctx: &Ctx<'_>) {
-        (**self).on_timeout(ctx);
-    }
+    /// Every SACK that acknowledged something on the path, before `on_ack`: its time, RTT
+    /// sample and round position.
+    fn on_sack(&mut self, _sample: &AckSample) {}
+    /// One RTO passed without data sent on the path (§7.2.1).
     fn on_idle(&mut self) {
-        (**self).on_idle();
+        self.state_mut().idle_decay();
     }
+    /// Everything outstanding on the path was acknowledged (§7.2.2).
     fn on_all_acked(&mut self) {
-        (**self).on_all_acked();
+        self.state_mut().partial_bytes_acked = 0;
+    }
+    /// The path's PMTU moved (PLPMTUD, ICMP): the window grows and floors in the new MTU.
+    fn set_mtu(&mut self, mtu: usize) {
+        self.state_mut().mtu = mtu;
+    }
+    /// A reduction was found spurious (RFC 4015 §3 step (5), as Ladha et al. §5 uses it):
+    /// the window it saved comes back.
+    fn undo(&mut self, cwnd: usize, ssthresh: usize) {
+        self.state_mut().restore(cwnd, ssthresh);
+    }
+    /// The association now has `npaths` paths (one was added or removed).
+    fn on_path_count(&mut self, _npaths: usize) {}
+    /// This controller as the coupled rules see it; `srtt` is the path's smoothed RTT.
+    fn view(&self, srtt: Option<Duration>) -> CcPathView {
+        self.state().view(srtt)
     }
 }
 
 /// How much a coupled variant moves a path's window; the gates and the state machine are
-/// RFC 9260's ([`Reno`]). Every function sees only the coupled group plus the path itself.
+/// RFC 9260's ([`Window`]). Every function sees only the coupled group plus the path itself.
 pub(crate) trait CoupledRule {
     /// Slow-start increase for one SACK, given Reno's `min(acked, MTU)`.
     fn ss_increase(paths: &[CcPathView], i: usize, reno: usize) -> usize;
@@ -116,16 +150,21 @@ pub(crate) trait CoupledRule {
 /// RFC 9260's state machine with the amounts of the coupled rule `R`.
 #[derive(Debug, Clone)]
 pub(crate) struct Coupled<R> {
-    reno: Reno,
+    w: Window,
+    ss: SlowStart,
+    /// Nothing moved the window yet: its initial share may still follow the path count.
+    fresh: bool,
     rule: PhantomData<R>,
 }
 
 impl<R: CoupledRule> Coupled<R> {
     fn new(mtu: usize, peer_rwnd: usize, npaths: usize) -> Self {
-        let mut reno = Reno::new(mtu, peer_rwnd);
-        reno.cwnd = R::initial_cwnd(mtu, npaths);
+        let mut w = Window::new(mtu, peer_rwnd);
+        w.cwnd = R::initial_cwnd(mtu, npaths);
         Self {
-            reno,
+            w,
+            ss: SlowStart::Standard,
+            fresh: true,
             rule: PhantomData,
         }
     }
@@ -135,7 +174,7 @@ impl<R: CoupledRule> Coupled<R> {
         let v = &ctx.paths[ctx.me];
         debug_assert_eq!(
             (v.cwnd, v.ssthresh, v.mtu),
-            (self.reno.cwnd, self.reno.ssthresh, self.reno.mtu()),
+            (self.w.cwnd, self.w.ssthresh, self.w.mtu),
             "paths[{}] is not this path's current view",
             ctx.me
         );
@@ -143,55 +182,63 @@ impl<R: CoupledRule> Coupled<R> {
 }
 
 impl<R: CoupledRule> Controller for Coupled<R> {
-    fn window(&self) -> usize {
-        self.reno.cwnd
+    fn state(&self) -> &Window {
+        &self.w
     }
 
-    fn ssthresh(&self) -> usize {
-        self.reno.ssthresh
+    fn state_mut(&mut self) -> &mut Window {
+        &mut self.w
+    }
+
+    fn is_coupled(&self) -> bool {
+        true
     }
 
     fn on_ack(&mut self, ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
         self.check_view(ctx);
-        let r = &mut self.reno;
-        if r.cwnd <= r.ssthresh {
+        self.fresh = false;
+        let w = &mut self.w;
+        if w.in_slow_start() {
             // Slow start gates as in §7.2.1; the amount is the variant's.
-            if flight_before >= r.cwnd {
-                let reno = bytes_acked.min(r.mtu());
-                r.cwnd += coupled::with_group(ctx.paths, ctx.me, |g, i| R::ss_increase(g, i, reno));
+            if flight_before >= w.cwnd {
+                let rfc = self.ss.increase(bytes_acked.min(w.mtu));
+                w.cwnd += coupled::with_group(ctx.paths, ctx.me, |g, i| R::ss_increase(g, i, rfc));
             }
         } else {
             // Congestion avoidance gates as in §7.2.2; the amount is the variant's.
-            r.partial_bytes_acked += bytes_acked;
-            if r.partial_bytes_acked >= r.cwnd && flight_before >= r.cwnd {
-                r.partial_bytes_acked -= r.cwnd;
-                r.cwnd += coupled::with_group(ctx.paths, ctx.me, R::ca_increase);
-            }
+            w.avoid(bytes_acked, flight_before, || {
+                coupled::with_group(ctx.paths, ctx.me, R::ca_increase)
+            });
         }
     }
 
     fn on_loss(&mut self, ctx: &Ctx<'_>) {
         self.check_view(ctx);
-        let r = &mut self.reno;
-        r.ssthresh = coupled::with_group(ctx.paths, ctx.me, R::loss_ssthresh);
-        r.cwnd = r.ssthresh;
-        r.partial_bytes_acked = 0;
+        self.fresh = false;
+        let ssthresh = coupled::with_group(ctx.paths, ctx.me, R::loss_ssthresh);
+        self.w.reduce(ssthresh, false);
+        self.ss.on_loss();
     }
 
     fn on_timeout(&mut self, ctx: &Ctx<'_>) {
         self.check_view(ctx);
-        let r = &mut self.reno;
-        r.ssthresh = coupled::with_group(ctx.paths, ctx.me, R::loss_ssthresh);
-        r.cwnd = r.mtu();
-        r.partial_bytes_acked = 0;
+        self.fresh = false;
+        let ssthresh = coupled::with_group(ctx.paths, ctx.me, R::loss_ssthresh);
+        self.w.reduce(ssthresh, true);
+        self.ss.on_timeout();
     }
 
-    fn on_idle(&mut self) {
-        self.reno.on_idle_rto();
+    fn on_sack(&mut self, s: &AckSample) {
+        if self.w.in_slow_start() && self.ss.on_sack(s) {
+            self.w.ssthresh = self.w.cwnd;
+        }
     }
 
-    fn on_all_acked(&mut self) {
-        self.reno.on_all_acked();
+    fn on_path_count(&mut self, npaths: usize) {
+        // CMT/RP splits the initial window among the paths; a window in use keeps its size.
+        if self.fresh {
+            self.w.cwnd = R::initial_cwnd(self.w.mtu, npaths);
+        }
     }
 }
 
@@ -208,6 +255,9 @@ pub(crate) enum AnyController {
     Lia(Coupled<Lia>),
     /// CUBIC (boxed: its curve state is several times Reno's).
     Cubic(Box<Cubic>),
+    /// A window that never moves (tests only).
+    #[cfg(test)]
+    Fixed(fixed::Fixed),
 }
 
 macro_rules! dispatch {
@@ -218,6 +268,8 @@ macro_rules! dispatch {
             AnyController::Rpv2($c) => $e,
             AnyController::Lia($c) => $e,
             AnyController::Cubic($c) => $e,
+            #[cfg(test)]
+            AnyController::Fixed($c) => $e,
         }
     };
 }
@@ -240,101 +292,53 @@ impl AnyController {
             CongestionControl::Cubic => Self::Cubic(Box::new(Cubic::new(mtu, peer_rwnd))),
         }
     }
-
-    /// Whether the controller reads the other paths (the sender then builds [`Ctx`]).
-    pub(crate) fn is_coupled(&self) -> bool {
-        !matches!(self, Self::Reno(_) | Self::Cubic(_))
-    }
-
-    /// What a SACK tells the controller besides acknowledged bytes: the time, the smallest
-    /// RTT of a first transmission it acknowledged, the path's smoothed RTT, the highest send
-    /// sequence it acknowledged on the path and the next one to be sent (HyStart++ rounds).
-    pub(crate) fn observe(
-        &mut self,
-        now: crate::time::Instant,
-        rtt: Option<Duration>,
-        srtt: Option<Duration>,
-        acked: u64,
-        next: u64,
-    ) {
-        if let Self::Cubic(c) = self {
-            c.observe(now, rtt, srtt, acked, next);
-        }
-    }
-
-    /// The RFC 9260 state underneath (cwnd, ssthresh, partial_bytes_acked).
-    pub(crate) fn state(&self) -> &Reno {
-        match self {
-            Self::Reno(r) => r,
-            Self::Rpv1(c) => &c.reno,
-            Self::Rpv2(c) => &c.reno,
-            Self::Lia(c) => &c.reno,
-            Self::Cubic(c) => &c.reno,
-        }
-    }
-
-    /// Undoes a reduction found spurious (RFC 4015 §3 step (5), as Ladha et al. §5 uses it):
-    /// every controller keeps RFC 9260's state underneath, so the response is the same.
-    pub(crate) fn restore(&mut self, cwnd: usize, ssthresh: usize) {
-        let r = match self {
-            Self::Reno(r) => r,
-            Self::Rpv1(c) => &mut c.reno,
-            Self::Rpv2(c) => &mut c.reno,
-            Self::Lia(c) => &mut c.reno,
-            Self::Cubic(c) => {
-                c.undo();
-                &mut c.reno
-            }
-        };
-        r.cwnd = cwnd;
-        r.ssthresh = ssthresh;
-        r.partial_bytes_acked = 0;
-    }
-
-    /// The path's PMTU moved (PLPMTUD, ICMP): the window grows and floors in the new MTU
-    /// (RFC 9260 §7.2.1, §7.2.2 count in MTUs of the path).
-    pub(crate) fn set_mtu(&mut self, mtu: usize) {
-        match self {
-            Self::Reno(r) => r.mtu = mtu,
-            Self::Rpv1(c) => c.reno.mtu = mtu,
-            Self::Rpv2(c) => c.reno.mtu = mtu,
-            Self::Lia(c) => c.reno.mtu = mtu,
-            Self::Cubic(c) => c.reno.mtu = mtu,
-        }
-    }
-
-    /// This controller as the coupled rules see it; `srtt` is the path's smoothed RTT.
-    pub(crate) fn view(&self, srtt: Option<Duration>) -> CcPathView {
-        self.state().view(srtt)
-    }
 }
 
+/// Every hook is forwarded, defaults included, so a variant's override is the one called.
 impl Controller for AnyController {
-    fn window(&self) -> usize {
-        dispatch!(self, c => Controller::window(c))
+    fn state(&self) -> &Window {
+        dispatch!(self, c => c.state())
     }
-
-    fn ssthresh(&self) -> usize {
-        dispatch!(self, c => Controller::ssthresh(c))
+    fn state_mut(&mut self) -> &mut Window {
+        dispatch!(self, c => c.state_mut())
     }
-
     fn on_ack(&mut self, ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
-        dispatch!(self, c => Controller::on_ack(c, ctx, bytes_acked, flight_before));
+        dispatch!(self, c => c.on_ack(ctx, bytes_acked, flight_before));
     }
-
     fn on_loss(&mut self, ctx: &Ctx<'_>) {
-        dispatch!(self, c => Controller::on_loss(c, ctx));
+        dispatch!(self, c => c.on_loss(ctx));
     }
-
     fn on_timeout(&mut self, ctx: &Ctx<'_>) {
-        dispatch!(self, c => Controller::on_timeout(c, ctx));
+        dispatch!(self, c => c.on_timeout(ctx));
     }
-
+    fn window(&self) -> usize {
+        dispatch!(self, c => c.window())
+    }
+    fn ssthresh(&self) -> usize {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn is_coupled(&self) -> bool {
+        dispatch!(self, c => c.is_coupled())
+    }
+    fn on_sack(&mut self, sample: &AckSample) {
+        dispatch!(self, c => c.on_sack(sample));
+    }
     fn on_idle(&mut self) {
-        dispatch!(self, c => Controller::on_idle(c));
+        dispatch!(self, c => c.on_idle());
     }
-
     fn on_all_acked(&mut self) {
-        dispatch!(self, c => Controller::on_all_acked(c));
+        dispatch!(self, c => c.on_all_acked());
+    }
+    fn set_mtu(&mut self, mtu: usize) {
+        dispatch!(self, c => c.set_mtu(mtu));
+    }
+    fn undo(&mut self, cwnd: usize, ssthresh: usize) {
+        dispatch!(self, c => c.undo(cwnd, ssthresh));
+    }
+    fn on_path_count(&mut self, npaths: usize) {
+        dispatch!(self, c => c.on_path_count(npaths));
+    }
+    fn view(&self, srtt: Option<Duration>) -> CcPathView {
+        dispatch!(self, c => c.view(srtt))
     }
 }

@@ -1,110 +1,68 @@
 //! The congestion control of RFC 9260 §7.2: slow start, congestion avoidance with
 //! partial_bytes_acked, fast-retransmit and timeout reactions, idle decay.
-//!
-//! The coupled variants ([`super::Coupled`]) run this state machine with other amounts.
 
-use std::time::Duration;
-
-use super::coupled::{CcPathView, rfc_initial_cwnd};
+use super::slow_start::SlowStart;
+use super::window::Window;
 use super::{Controller, Ctx};
 
-/// cwnd, ssthresh and partial_bytes_acked of one path, in bytes.
+/// RFC 9260 §7.2 on one path: its window and its slow start.
 #[derive(Debug, Clone)]
 pub(crate) struct Reno {
-    /// Congestion window.
-    pub(crate) cwnd: usize,
-    /// Slow-start threshold.
-    pub(crate) ssthresh: usize,
-    /// Bytes acknowledged in congestion avoidance since the last cwnd increase (§7.2.2).
-    pub(crate) partial_bytes_acked: usize,
-    pub(super) mtu: usize,
+    pub(crate) w: Window,
+    ss: SlowStart,
 }
 
 impl Reno {
-    /// Initial cwnd = min(4*MTU, max(2*MTU, 4380)) and an arbitrarily large ssthresh
-    /// (RFC 9260 §7.2.1); `peer_rwnd` is the a_rwnd of INIT/INIT-ACK.
+    /// RFC 9260 §7.2.1's initial window; `peer_rwnd` is the a_rwnd of INIT/INIT-ACK.
     pub(crate) fn new(mtu: usize, peer_rwnd: usize) -> Self {
         Self {
-            cwnd: rfc_initial_cwnd(mtu),
-            ssthresh: peer_rwnd.max(4 * mtu),
-            partial_bytes_acked: 0,
-            mtu,
+            w: Window::new(mtu, peer_rwnd),
+            ss: SlowStart::Standard,
         }
-    }
-
-    /// This controller as the coupled rules see it, counted in the group; `srtt` is the
-    /// path's smoothed RTT.
-    pub(crate) fn view(&self, srtt: Option<Duration>) -> CcPathView {
-        CcPathView {
-            cwnd: self.cwnd,
-            ssthresh: self.ssthresh,
-            mtu: self.mtu,
-            srtt,
-            coupled: true,
-        }
-    }
-
-    /// The MTU the controller counts in.
-    pub(crate) fn mtu(&self) -> usize {
-        self.mtu
     }
 
     /// New data cumulatively acknowledged outside fast recovery (RFC 9260 §7.2.1, §7.2.2).
     ///
     /// `flight_before` is the flight size before this SACK: cwnd grows only when it was
     /// fully used.
-    pub(crate) fn on_ack(&mut self, bytes_acked: usize, flight_before: usize) {
-        if self.cwnd <= self.ssthresh {
+    pub(crate) fn ack(&mut self, bytes_acked: usize, flight_before: usize) {
+        let w = &mut self.w;
+        if w.in_slow_start() {
             // Slow start: at most one MTU per SACK, and only if cwnd was in use.
-            if flight_before >= self.cwnd {
-                self.cwnd += bytes_acked.min(self.mtu);
+            if flight_before >= w.cwnd {
+                w.cwnd += self.ss.increase(bytes_acked.min(w.mtu));
             }
         } else {
             // Congestion avoidance: one MTU per cwnd of acknowledged data.
-            self.partial_bytes_acked += bytes_acked;
-            if self.partial_bytes_acked >= self.cwnd && flight_before >= self.cwnd {
-                self.partial_bytes_acked -= self.cwnd;
-                self.cwnd += self.mtu;
-            }
+            let mtu = w.mtu;
+            w.avoid(bytes_acked, flight_before, || mtu);
         }
-    }
-
-    /// All outstanding data was acknowledged: partial_bytes_acked resets (§7.2.2).
-    pub(crate) fn on_all_acked(&mut self) {
-        self.partial_bytes_acked = 0;
     }
 
     /// Entering fast recovery after a fast retransmit (RFC 9260 §7.2.3, §7.2.4).
     pub(crate) fn on_fast_retransmit(&mut self) {
-        self.ssthresh = (self.cwnd / 2).max(4 * self.mtu);
-        self.cwnd = self.ssthresh;
-        self.partial_bytes_acked = 0;
+        self.w.reduce(self.w.halved(), false);
+        self.ss.on_loss();
     }
 
     /// T3-rtx expired (RFC 9260 §7.2.3): back to one MTU.
-    pub(crate) fn on_timeout(&mut self) {
-        self.ssthresh = (self.cwnd / 2).max(4 * self.mtu);
-        self.cwnd = self.mtu;
-        self.partial_bytes_acked = 0;
-    }
-
-    /// One RTO passed with no data sent on the path: cwnd = max(cwnd/2, 4*MTU) (§7.2.1).
-    pub(crate) fn on_idle_rto(&mut self) {
-        self.cwnd = (self.cwnd / 2).max(4 * self.mtu);
+    pub(crate) fn timeout(&mut self) {
+        self.w.reduce(self.w.halved(), true);
+        self.ss.on_timeout();
     }
 }
 
 impl Controller for Reno {
-    fn window(&self) -> usize {
-        self.cwnd
+    fn state(&self) -> &Window {
+        &self.w
     }
 
-    fn ssthresh(&self) -> usize {
-        self.ssthresh
+    fn state_mut(&mut self) -> &mut Window {
+        &mut self.w
     }
 
     fn on_ack(&mut self, _ctx: &Ctx<'_>, bytes_acked: usize, flight_before: usize) {
-        Reno::on_ack(self, bytes_acked, flight_before);
+        self.ack(bytes_acked, flight_before);
     }
 
     fn on_loss(&mut self, _ctx: &Ctx<'_>) {
@@ -112,15 +70,13 @@ impl Controller for Reno {
     }
 
     fn on_timeout(&mut self, _ctx: &Ctx<'_>) {
-        Reno::on_timeout(self);
+        self.timeout();
     }
 
-    fn on_idle(&mut self) {
-        self.on_idle_rto();
-    }
-
-    fn on_all_acked(&mut self) {
-        Reno::on_all_acked(self);
+    fn on_sack(&mut self, s: &super::AckSample) {
+        if self.w.in_slow_start() && self.ss.on_sack(s) {
+            self.w.ssthresh = self.w.cwnd;
+        }
     }
 }
 
@@ -132,18 +88,18 @@ mod tests {
 
     #[test]
     fn initial_window_follows_rfc() {
-        assert_eq!(Reno::new(1452, 100_000).cwnd, 4380);
-        assert_eq!(Reno::new(9000, 100_000).cwnd, 18_000);
+        assert_eq!(Reno::new(1452, 100_000).w.cwnd, 4380);
+        assert_eq!(Reno::new(9000, 100_000).w.cwnd, 18_000);
     }
 
     #[test]
     fn slow_start_grows_by_at_most_one_mtu_per_sack_when_window_is_full() {
         let mut r = Reno::new(MTU, 1 << 20);
-        let w = r.cwnd;
-        r.on_ack(3 * MTU, w);
-        assert_eq!(r.cwnd, w + MTU);
-        r.on_ack(MTU, 0); // window was not in use: no growth
-        assert_eq!(r.cwnd, w + MTU);
+        let w = r.w.cwnd;
+        r.ack(3 * MTU, w);
+        assert_eq!(r.w.cwnd, w + MTU);
+        r.ack(MTU, 0); // window was not in use: no growth
+        assert_eq!(r.w.cwnd, w + MTU);
     }
 
     #[test]
@@ -153,35 +109,79 @@ mod tests {
         let crate::cc::AnyController::Reno(r) = &mut c else {
             unreachable!("asked for Reno")
         };
-        let w = r.cwnd;
-        r.on_ack(3 * MTU, w);
-        assert_eq!(r.cwnd, w + 2 * MTU);
+        let w = r.w.cwnd;
+        r.ack(3 * MTU, w);
+        assert_eq!(r.w.cwnd, w + 2 * MTU);
     }
 
     #[test]
     fn congestion_avoidance_adds_one_mtu_per_window() {
         let mut r = Reno::new(MTU, 1 << 20);
-        r.cwnd = 10 * MTU;
-        r.ssthresh = 5 * MTU;
+        r.w.cwnd = 10 * MTU;
+        r.w.ssthresh = 5 * MTU;
         for _ in 0..9 {
-            r.on_ack(MTU, r.cwnd);
+            r.ack(MTU, r.w.cwnd);
         }
-        assert_eq!(r.cwnd, 10 * MTU);
-        r.on_ack(MTU, r.cwnd);
-        assert_eq!(r.cwnd, 11 * MTU);
-        assert_eq!(r.partial_bytes_acked, 0);
+        assert_eq!(r.w.cwnd, 10 * MTU);
+        r.ack(MTU, r.w.cwnd);
+        assert_eq!(r.w.cwnd, 11 * MTU);
+        assert_eq!(r.w.partial_bytes_acked, 0);
     }
 
     #[test]
     fn loss_reactions() {
         let mut r = Reno::new(MTU, 1 << 20);
-        r.cwnd = 20 * MTU;
+        r.w.cwnd = 20 * MTU;
         r.on_fast_retransmit();
-        assert_eq!((r.cwnd, r.ssthresh), (10 * MTU, 10 * MTU));
-        r.on_timeout();
-        assert_eq!((r.cwnd, r.ssthresh), (MTU, 5 * MTU));
-        r.cwnd = 6 * MTU;
-        r.on_idle_rto();
-        assert_eq!(r.cwnd, 4 * MTU);
+        assert_eq!((r.w.cwnd, r.w.ssthresh), (10 * MTU, 10 * MTU));
+        r.timeout();
+        assert_eq!((r.w.cwnd, r.w.ssthresh), (MTU, 5 * MTU));
+        r.w.cwnd = 6 * MTU;
+        r.w.idle_decay();
+        assert_eq!(r.w.cwnd, 4 * MTU);
+    }
+
+    /// Slow start is a part: RFC 9260's state machine runs HyStart++ as CUBIC does, and
+    /// leaves slow start once the RTT rose and CSS ran its five rounds (RFC 9406 §4.2).
+    #[test]
+    fn reno_composes_with_hystart() {
+        use crate::cc::{AckSample, Controller, Ctx};
+        use std::time::Duration;
+        let mut r = Reno {
+            w: Window::new(MTU, 1 << 30),
+            ss: SlowStart::hystart(),
+        };
+        let ctx = Ctx { paths: &[], me: 0 };
+        let mut seq = 0u64;
+        let mut round = |r: &mut Reno, n: u64, rtt_ms: u64| {
+            let end = seq + n;
+            for q in seq..end {
+                r.on_sack(&AckSample {
+                    now: crate::time::Instant::from_duration(Duration::from_millis(q)),
+                    rtt: Some(Duration::from_millis(rtt_ms)),
+                    srtt: None,
+                    acked_seq: q,
+                    next_seq: end,
+                });
+                let w = r.window();
+                Controller::on_ack(r, &ctx, MTU, w);
+            }
+            seq = end;
+        };
+        round(&mut r, 10, 100);
+        round(&mut r, 20, 100);
+        round(&mut r, 40, 130); // 30 ms over the last round's minimum: CSS
+        let before = r.w.cwnd;
+        round(&mut r, 40, 130);
+        assert_eq!(
+            r.w.cwnd - before,
+            40 * MTU / 4,
+            "CSS grows a quarter as fast"
+        );
+        assert!(r.w.in_slow_start());
+        for _ in 0..5 {
+            round(&mut r, 40, 130);
+        }
+        assert!(!r.w.in_slow_start(), "HyStart++ did not end slow start");
     }
 }

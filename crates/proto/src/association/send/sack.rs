@@ -18,7 +18,7 @@ use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, tsn_offsets};
 use super::sent::{ChunkState, Sent, check_tally};
 use crate::WindowCause;
 use crate::association::Association;
-use crate::cc::{Controller, Ctx};
+use crate::cc::{AckSample, Controller, Ctx};
 use crate::event::Event;
 use crate::path::{PathId, PathState, Recovery};
 use crate::serial::{tsn_ge, tsn_gt, tsn_lt};
@@ -347,8 +347,13 @@ impl Association {
             };
             if let (rtt, Some(seq)) = ack.samples[i] {
                 let p = &mut self.paths[i];
-                let srtt = p.rtt.srtt();
-                p.cc.observe(now, rtt, srtt, seq, self.tx.next_seq);
+                p.cc.on_sack(&AckSample {
+                    now,
+                    rtt,
+                    srtt: p.rtt.srtt(),
+                    acked_seq: seq,
+                    next_seq: self.tx.next_seq,
+                });
             }
             if ack.credited[i] {
                 let ctx = Ctx {

@@ -405,7 +405,7 @@ impl Association {
         let iw = crate::cc::rfc_initial_cwnd(p.mtu);
         let cwnd = (p.flight_size + acked.min(iw)).max(p.cc.window());
         let ssthresh = e.pipe_prev.max(p.cc.ssthresh());
-        p.cc.restore(cwnd, ssthresh);
+        p.cc.undo(cwnd, ssthresh);
         p.recovery = crate::path::Recovery::Open;
         if p.flight_size > 0 && !self.timers.is_running(Timer::T3(path)) {
             self.timers.set(Timer::T3(path), Some(now + p.rtt.rto()));
