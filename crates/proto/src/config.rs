@@ -153,6 +153,9 @@ pub enum PathAssignment {
     /// In proportion to each path's cwnd/RTT, its bandwidth estimate (LS-SCTP, Abd El Al et al.
     /// §4.3): the next packet goes to the path that has carried the least relative to it.
     CwndRtt,
+    /// Lowest smoothed RTT first among the paths with cwnd room (Linux MPTCP's classic
+    /// default scheduler); an unmeasured path goes first.
+    MinRtt,
 }
 
 /// What a T3-rtx expiry on one of several paths does to that path (Abd El Al et al. §4.3, §5.4).

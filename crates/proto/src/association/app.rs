@@ -45,6 +45,7 @@ impl Association {
     /// setting from the next packet on.
     pub fn set_cmt(&mut self, cmt: Option<crate::CmtConfig>) {
         Arc::make_mut(&mut self.cfg).cmt = cmt;
+        self.install_path_scheduler();
     }
 
     /// The retransmission path policy (Iyengar et al. §4.3) from now on.

@@ -111,6 +111,7 @@ impl Association {
         self.peer_tag = c.peer_tag;
         self.local_initial_tsn = c.local_initial_tsn;
         self.features = c.features;
+        self.install_path_scheduler();
         self.inbound_streams = c.inbound_streams;
         self.tsn_map = TsnMap::new(c.peer_initial_tsn, self.cfg.max_dup_tsns);
         self.reset_echo();
@@ -232,6 +233,7 @@ impl Association {
         };
         self.peer_tag = ack.initiate_tag;
         self.features = peer.features;
+        self.install_path_scheduler();
         self.inbound_streams = self.cfg.max_inbound_streams.min(ack.outbound_streams);
         self.tsn_map = TsnMap::new(ack.initial_tsn, self.cfg.max_dup_tsns);
         self.reset_echo();

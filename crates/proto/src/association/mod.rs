@@ -184,8 +184,10 @@ pub struct Association {
     cc_scratch: Vec<crate::cc::CcPathView>,
     /// DAC: packets the SACK being processed acknowledges, from its flags (0: not said).
     dac_count: u8,
-    /// Path of the next data packet under CMT (round-robin over usable paths).
-    cmt_cursor: usize,
+    /// The path scheduler in force (new data's path), installed once features are known.
+    path_sched: send::path_sched::AnyScheduler,
+    /// Its views of the paths, reused across decisions.
+    path_views: Vec<send::path_sched::PathView>,
     /// The send run in force under CMT (packets), within `CmtConfig::send_run`.
     send_run: u16,
     /// Path the last DATA arrived on: a lone SACK goes back there (RFC 9260 §6.4).
@@ -229,6 +231,7 @@ impl Association {
         peer_port: u16,
     ) -> Self {
         let path = Path::new(PathId(0), local, remote, &cfg, cfg.recv_buffer, now);
+        let sched = send::path_sched::AnyScheduler::new(cfg.cmt.is_some(), cfg.path_assignment);
         let bufs = crate::autotune::Buffers::new(
             cfg.send_buffer,
             cfg.send_buffer_max,
@@ -276,7 +279,8 @@ impl Association {
             views: Vec::new(),
             local_addrs: Vec::new(),
             paths_added: false,
-            cmt_cursor: 0,
+            path_sched: sched,
+            path_views: Vec::new(),
             send_run: 1,
             dac_count: 0,
             cc_scratch: Vec::new(),

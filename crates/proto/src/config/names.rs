@@ -115,9 +115,10 @@ impl SackPath {
 
 impl PathAssignment {
     /// Every path assignment with its name.
-    pub const NAMES: [(&'static str, Self); 2] = [
+    pub const NAMES: [(&'static str, Self); 3] = [
         ("round-robin", Self::RoundRobin),
         ("cwnd-rtt", Self::CwndRtt),
+        ("min-rtt", Self::MinRtt),
     ];
 }
 

@@ -250,9 +250,6 @@ pub(crate) struct Path {
     pub(crate) stats: PathStats,
     /// LS-SCTP: this path's sequence numbers (Abd El Al et al. §4.2).
     pub(crate) psn: psn::PsnSender,
-    /// Cwnd/RTT path assignment (Abd El Al et al. §4.3): bytes of new data assigned here, each
-    /// divided by the path's cwnd/RTT when sent; the path with the least goes next.
-    pub(crate) assigned: f64,
     /// LS-SCTP: cwnd/SRTT just before the last fast-retransmit cut, bytes per second (0
     /// after a timeout): a path's rate between losses, which the cut and SRTT's lag hide.
     pub(crate) rate_at_loss: f64,
@@ -337,7 +334,6 @@ impl Path {
             sent_live: seq_list::SeqList::default(),
             stats: PathStats::default(),
             psn: psn::PsnSender::default(),
-            assigned: 0.0,
             rate_at_loss: 0.0,
             loss_base: (0, 0),
             lost_chunks: 0,

@@ -2,7 +2,7 @@
 //!
 //! | seam | where | decides |
 //! |---|---|---|
-//! | path selection | [`path_select`] | which path the next packet takes, where new data may go, where a retransmission goes (RTX-SAME/ASAP/CWND/SSTHRESH/LOSSRATE) |
+//! | path selection | [`path_sched`] (the scheduler: failover, round robin, cwnd/RTT, minRTT), [`path_select`] (the association's rules) | which path the next packet of new data takes; where new data may go, where a retransmission goes (RTX-SAME/ASAP/CWND/SSTHRESH/LOSSRATE) |
 //! | loss detection | [`sack`] → [`loss`] ([`loss::sfr`], [`loss::dac`], [`loss::rack`]); [`spurious`] | what a SACK acknowledged, reneged or reports missing, which chunks are lost by count (three misses) or by time (RACK, its reorder timer, tail loss probes); whether a retransmission was spurious (Eifel, DupTSN) |
 //! | recovery | [`recovery`], [`pr_sctp`], [`spurious`] | fast retransmit / fast recovery, T3-rtx, error counting, PR-SCTP abandonment; the Eifel response |
 //! | congestion control | `crate::cc` ([`cuc`] for CMT's window update rule) | how each path's window moves |
@@ -13,6 +13,7 @@
 
 pub(crate) mod cuc;
 pub(crate) mod loss;
+pub(crate) mod path_sched;
 pub(crate) mod path_select;
 pub(crate) mod pr_sctp;
 pub(crate) mod queue;

@@ -1,26 +1,17 @@
-//! Path selection: which path the next packet takes, which paths may carry new data, and
-//! where a retransmission goes (RFC 9260 §6.4, §6.4.1; RFC 7829; CMT, Iyengar et al. §4.3).
+//! Path selection, the association's rules around its path scheduler
+//! ([`super::path_sched`]): which paths may carry new data, which path the next packet
+//! takes when retransmissions or control decide it, and where a retransmission goes (RFC
+//! 9260 §6.4, §6.4.1; RFC 7829; CMT, Iyengar et al. §4.3).
 //!
-//! New data follows a [`DataPaths`] policy: the primary (or its failover) alone, or every
-//! usable path in turn (CMT). The fixed stream-to-path mapping of Dreibholz et al. is the stream
-//! scheduler's part (`sched::fixed`): it says which stream may use a path, this module says
-//! which path is next. Retransmissions follow [`RtxPolicy`].
+//! The fixed stream-to-path mapping of Dreibholz et al. is the stream scheduler's part
+//! (`sched::fixed`): it says which stream may use a path, the path scheduler says which path
+//! is next. Retransmissions follow [`RtxPolicy`] under every scheduler.
 
+use super::path_sched::{AnyScheduler, PathScheduler, PathView};
 use crate::association::{Association, State};
 use crate::cc::Controller;
-use crate::config::{PathAssignment, RtxPolicy};
+use crate::config::RtxPolicy;
 use crate::path::{Path, PathId, PathState};
-
-/// Which paths new data may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DataPaths {
-    /// The primary, or the first active alternate while it is not usable (§6.4.1).
-    Primary,
-    /// Every usable path, each in turn until it has no room (CMT, Iyengar et al. §2).
-    RoundRobin,
-    /// Every usable path, in proportion to its cwnd/RTT (LS-SCTP, Abd El Al et al. §4.3).
-    CwndRtt,
-}
 
 /// A retransmission policy's preference for a path (higher is better).
 fn rtx_score(policy: RtxPolicy, p: &Path) -> f64 {
@@ -41,12 +32,31 @@ fn rtx_score(policy: RtxPolicy, p: &Path) -> f64 {
 const COVER_PATHS: usize = 32;
 
 impl Association {
-    /// The new-data policy in force.
-    pub(crate) fn data_paths(&self) -> DataPaths {
-        match (self.multipath_cfg(), self.cfg.path_assignment) {
-            (None, _) => DataPaths::Primary,
-            (Some(_), PathAssignment::RoundRobin) => DataPaths::RoundRobin,
-            (Some(_), PathAssignment::CwndRtt) => DataPaths::CwndRtt,
+    /// Installs the path scheduler the configuration and the negotiated features ask for
+    /// (LS-SCTP makes the sender multipath); one of the same kind keeps its state.
+    pub(crate) fn install_path_scheduler(&mut self) {
+        let mut s = AnyScheduler::new(self.multipath_cfg().is_some(), self.cfg.path_assignment);
+        if !s.same_kind(&self.path_sched) {
+            // Failover and round robin walk the paths alike: the walk goes on where it was.
+            s.carry_cursor(&self.path_sched);
+            self.path_sched = s;
+        }
+    }
+
+    /// Whether the scheduler in force shares the peer's window by rate (LS-SCTP's
+    /// cwnd/RTT assignment).
+    pub(crate) fn shares_window(&self) -> bool {
+        self.path_sched.shares_window()
+    }
+
+    /// What the scheduler reads of `p`.
+    fn path_view(&self, p: &Path) -> PathView {
+        PathView {
+            id: p.id,
+            srtt: p.rtt.srtt(),
+            cwnd: p.cc.window(),
+            flight: p.flight_size,
+            rate: self.bandwidth_estimate(p),
         }
     }
 
@@ -64,12 +74,11 @@ impl Association {
         self.paths[path.0 as usize].rate_at_loss = rate;
     }
 
-    /// `len` bytes of new data went on `path`: its share of the assignment grows by what they
-    /// take at its bandwidth estimate.
+    /// `len` bytes of new data went on `path`: the scheduler hears of it.
     pub(crate) fn note_assigned(&mut self, path: PathId, len: usize) {
-        if self.data_paths() == DataPaths::CwndRtt {
-            let rate = self.bandwidth_estimate(&self.paths[path.0 as usize]);
-            self.paths[path.0 as usize].assigned += len as f64 / rate.max(1.0);
+        if self.path_sched.wants_sent() {
+            let v = self.path_view(&self.paths[path.0 as usize]);
+            self.path_sched.on_sent(&v, len);
         }
     }
 
@@ -201,7 +210,7 @@ impl Association {
     /// window only RACK-TLP finds before T3 (RFC 8985 §7).
     pub(crate) fn ls_single_data_path(&self) -> bool {
         self.ls()
-            && self.data_paths() == DataPaths::CwndRtt
+            && self.shares_window()
             && self
                 .paths
                 .iter()
@@ -247,11 +256,10 @@ impl Association {
     /// Whether new data may go on `path` under the policy.
     pub(crate) fn new_data_allowed_on(&self, path: PathId) -> bool {
         self.usable_for_data(path)
-            && match self.data_paths() {
-                DataPaths::RoundRobin | DataPaths::CwndRtt => {
-                    self.within_path_cap(path) && self.within_window_cover(path)
-                }
-                DataPaths::Primary => path == self.single_data_path(),
+            && if self.path_sched.spreads() {
+                self.within_path_cap(path) && self.within_window_cover(path)
+            } else {
+                path == self.single_data_path()
             }
     }
 
@@ -431,40 +439,21 @@ impl Association {
                 self.may_retransmit_on(id) && self.rtx_waiting_on(id)
             })
         {
-            self.cmt_cursor = i;
+            self.path_sched.on_turn(PathId(i as u16));
             return PathId(i as u16);
         }
-        if self.data_paths() == DataPaths::CwndRtt {
-            // LS-SCTP: the path that has carried least for its cwnd/RTT goes next; a path
-            // that was idle rejoins at the others' level instead of with saved-up credit.
-            let ready: Vec<usize> = (0..n)
-                .filter(|&i| self.has_data_to_send(PathId(i as u16)))
-                .collect();
-            if let Some(&first) = ready.first() {
-                let floor = ready
-                    .iter()
-                    .map(|&i| self.paths[i].assigned)
-                    .fold(f64::INFINITY, f64::min);
-                let mut best = first;
-                for &i in &ready {
-                    if self.paths[i].assigned < self.paths[best].assigned {
-                        best = i;
-                    }
-                }
-                for p in &mut self.paths {
-                    p.assigned = p.assigned.max(floor);
-                }
-                return PathId(best as u16);
-            }
-        }
-        for k in 0..n {
-            let i = (self.cmt_cursor + k) % n;
-            if self.has_data_to_send(PathId(i as u16)) {
-                // Stay on this path while it can send: its packets batch (GSO) and its
-                // burst follows its own SACK clock; the next path gets its turn after.
-                self.cmt_cursor = i;
-                return PathId(i as u16);
-            }
+        // New data: the scheduler's choice among the paths that could send a packet now.
+        let mut views = std::mem::take(&mut self.path_views);
+        views.clear();
+        views.extend(self.paths.iter().map(|p| self.path_view(p)));
+        // `ready` asks the association, which asks the scheduler's kind: a stand-in answers.
+        let stand_in = self.path_sched.stand_in();
+        let mut sched = std::mem::replace(&mut self.path_sched, stand_in);
+        let next = sched.next(&views, &mut |id| self.has_data_to_send(id));
+        self.path_sched = sched;
+        self.path_views = views;
+        if let Some(p) = next {
+            return p;
         }
         if let Some(cmt) = self.multipath_cfg()
             && let Some(p) = self.cmt_sack_path(cmt.sack_path)

@@ -281,7 +281,7 @@ impl Association {
     /// bandwidth estimate's share of the peer's window, so that a path whose window grew
     /// while another failed does not keep the receive buffer from it once it is back.
     fn window_share_allows(&self, path: PathId) -> bool {
-        if self.data_paths() != super::path_select::DataPaths::CwndRtt || self.paths.len() == 1 {
+        if !self.shares_window() || self.paths.len() == 1 {
             return true;
         }
         let (mut total, mut open) = (0.0, 0usize);
@@ -533,7 +533,7 @@ impl Association {
         let pi = path.0 as usize;
         let header = self.data_header_len();
         let ls_pid = self.ls_pid(path);
-        let pin = self.data_paths() == super::path_select::DataPaths::CwndRtt;
+        let pin = self.shares_window();
         let max_payload =
             self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - header - self.tx_ts_len();
         let mut wrote = false;
