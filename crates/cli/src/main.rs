@@ -21,6 +21,12 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "braid", version, about)]
 struct Cli {
+    /// What the core and the drivers log on stderr: a level (`error`, `warn`, `info`,
+    /// `debug`, `trace`) or a filter such as `braid_proto=debug,braid_net=info`. Default:
+    /// the RUST_LOG environment variable, else `warn` (quinn-udp's socket warnings, which
+    /// braid reports itself, such as an ICMP port unreachable, at `error`).
+    #[arg(long, global = true, value_name = "FILTER")]
+    log: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -66,8 +72,29 @@ enum Command {
     },
 }
 
+/// Installs the `tracing` subscriber that prints the core's and drivers' events on stderr.
+fn init_log(filter: Option<&str>) -> Result<(), String> {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let filter = match filter {
+        Some(f) => EnvFilter::try_new(f).map_err(|e| format!("--log {f:?}: {e}"))?,
+        None => EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| EnvFilter::new("warn,quinn_udp=error")),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init()
+        .map_err(|e| format!("logging: {e}"))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = init_log(cli.log.as_deref()) {
+        eprintln!("braid: {e}");
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Command::Demo { pcap, hex } => demo::run(pcap.as_deref(), hex),
         Command::Decode { hex, no_checksum } => demo::decode(&hex, !no_checksum),

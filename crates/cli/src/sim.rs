@@ -30,7 +30,7 @@ pub(crate) enum SimCommand {
     /// Run every sweep point of a scenario file with every seed, in parallel, and write
     /// runs.csv (one row per run), summary.csv and summary.json (mean and 95 % confidence
     /// interval per point and metric) into the output directory. Each run's result is also
-    /// kept in DIR/runs/<run id>.json; runs already there are not run again (resume).
+    /// kept in `DIR/runs/<run id>.json`; runs already there are not run again (resume).
     /// With --shard or --run, only those runs are done and only their per-run results are
     /// written: `braid sim merge` makes the aggregated files (docs/campaigns.md).
     Run {

@@ -695,3 +695,43 @@ fn bind_to_an_address_in_use_names_it() {
         assert!(!e.contains("Os {") && !e.contains("code:"), "{e}");
     }
 }
+
+/// `--log` installs a subscriber: the core's own events reach stderr (here the debug event
+/// of the association's close), and a filter that does not parse is an error, not silence.
+#[test]
+fn log_shows_the_cores_events() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let server = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "server", "--bind", &addr, "--one-off"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let client = Guard::spawn(
+        Command::new(BRAID)
+            .args(["--log", "braid_proto=debug", "perf", "client"])
+            .args([
+                "--bind",
+                "127.0.0.1:0",
+                "--connect",
+                &addr,
+                "--bytes",
+                "1MiB",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    let c = client.wait();
+    server.wait();
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert!(c.status.success(), "{err}");
+    assert!(err.contains("association closed"), "{err}");
+    let bad = Command::new(BRAID)
+        .args(["--log", "braid_proto=[", "demo"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--log"));
+}
