@@ -59,6 +59,7 @@ pub enum PathPairing {
 /// that make it work; `Default` turns all three on, as the paper recommends, without buffer
 /// splitting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CmtConfig {
     /// Split Fast Retransmit (§3.1): miss indications per path.
     pub sfr: bool,
@@ -210,8 +211,10 @@ pub enum SpuriousDetection {
 }
 
 /// Settings of one association. `Default` gives the RFC 9260 values;
-/// [`AssociationConfig::validate`] checks a changed one.
+/// [`AssociationConfig::validate`] checks a changed one. With the `serde` feature it
+/// serializes field by field (durations as seconds and nanoseconds, enums by name).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct AssociationConfig {
     /// RTO.Initial (RFC 9260 §16): 1 s.
     pub rto_initial: Duration,

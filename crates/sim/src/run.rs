@@ -503,7 +503,11 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         pmtu_raise_interval: a.pmtu_raise_interval.map_or(d.pmtu_raise_interval, |t| t.0),
         pmtu_max_probes: a.pmtu_max_probes.unwrap_or(d.pmtu_max_probes),
         udp_encapsulation: s.udp,
-        stream_buffer_low: sqinfo_low_mark(s).unwrap_or(d.stream_buffer_low),
+        stream_buffer_low: a
+            .stream_buffer_low
+            .map(|v| usize::try_from(v.0).unwrap_or(usize::MAX))
+            .or_else(|| sqinfo_low_mark(s))
+            .unwrap_or(d.stream_buffer_low),
         cmt: multipath.then(|| {
             let c = CmtConfig::default();
             CmtConfig {
@@ -540,12 +544,21 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         max_data_paths: a.max_paths,
         path_loss_threshold: a.path_loss_threshold,
         pf_max_retrans: if a.pf.unwrap_or(true) {
-            d.pf_max_retrans
+            a.pf_max_retrans.or(d.pf_max_retrans)
         } else {
             None
         },
         spurious_detection: a.spurious_detection.unwrap_or(d.spurious_detection),
-        ..d
+        rto_alpha: a.rto_alpha.unwrap_or(d.rto_alpha),
+        rto_beta: a.rto_beta.unwrap_or(d.rto_beta),
+        max_init_retransmits: a.max_init_retransmits.unwrap_or(d.max_init_retransmits),
+        pr_sctp: a.pr_sctp.unwrap_or(d.pr_sctp),
+        max_dup_tsns: a.max_dup_tsns.unwrap_or(d.max_dup_tsns),
+        hb_max_burst: a.hb_max_burst.unwrap_or(d.hb_max_burst),
+        path_pairing: a.path_pairing.unwrap_or(d.path_pairing),
+        max_inbound_streams: a.max_inbound_streams.unwrap_or(d.max_inbound_streams),
+        // No `..d`: a core setting the scenario does not map does not compile (every one is
+        // reachable from a scenario; tests/scenario_keys.rs checks each takes effect).
     }
 }
 

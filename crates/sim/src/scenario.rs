@@ -6,8 +6,8 @@
 //! [`Scenario`] per sweep point, each of which [`crate::run::run`] simulates once per seed.
 
 use braid_proto::{
-    BufferSplitting, CongestionControl, LossDetection, NrSackPolicy, PathAssignment, ReceiveSplit,
-    RtxPolicy, SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
+    BufferSplitting, CongestionControl, LossDetection, NrSackPolicy, PathAssignment, PathPairing,
+    ReceiveSplit, RtxPolicy, SackPath, SchedulerKind, SpuriousDetection, TimeoutHandling,
 };
 use serde::Deserialize;
 
@@ -463,6 +463,27 @@ pub struct AssociationSpec {
     pub pmtu_raise_interval: Option<Dur>,
     /// PLPMTUD's MAX_PROBES (default 3).
     pub pmtu_max_probes: Option<u32>,
+    /// RTO.Alpha (RFC 9260 §16, default 1/8).
+    pub rto_alpha: Option<f64>,
+    /// RTO.Beta (RFC 9260 §16, default 1/4).
+    pub rto_beta: Option<f64>,
+    /// Max.Init.Retransmits (RFC 9260 §16, default 8).
+    pub max_init_retransmits: Option<u32>,
+    /// PR-SCTP (RFC 3758), offered in INIT (default on).
+    pub pr_sctp: Option<bool>,
+    /// Duplicate TSNs one SACK reports at most (default 16).
+    pub max_dup_tsns: Option<usize>,
+    /// HB.Max.Burst (RFC 9260 §16, default 1).
+    pub hb_max_burst: Option<u32>,
+    /// How our addresses pair with the peer's into paths: `by-index` (default) or `all`.
+    pub path_pairing: Option<PathPairing>,
+    /// Inbound streams we accept at most (default 1024).
+    pub max_inbound_streams: Option<u16>,
+    /// RFC 7829's PotentiallyFailed.Max.Retrans (default 0) while `pf` is on.
+    pub pf_max_retrans: Option<u32>,
+    /// The StreamBufferLow event's low-water mark in bytes; unset: the sender-queue-info
+    /// source's own, else the core's default.
+    pub stream_buffer_low: Option<Size>,
 }
 
 /// The `load_sharing` key.

@@ -147,7 +147,7 @@ impl LossDetection {
     ];
 }
 
-/// `FromStr`, `Display` and (feature `serde`) `Deserialize` for an enum with a `NAMES`
+/// `FromStr`, `Display` and (feature `serde`) `Deserialize` and `Serialize` for an enum with a `NAMES`
 /// table; `$what` names it in errors.
 macro_rules! by_name {
     ($ty:ident, $what:literal) => {
@@ -202,6 +202,14 @@ macro_rules! by_name {
                 }
 
                 d.deserialize_enum(stringify!($ty), $ty::NAME_LIST, V)
+            }
+        }
+
+        /// By its name, as it reads back.
+        #[cfg(feature = "serde")]
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
             }
         }
     };
