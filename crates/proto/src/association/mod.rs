@@ -126,7 +126,22 @@ struct Standalone {
     chunk: Chunk,
 }
 
-/// One SCTP association.
+/// One SCTP association: sans-IO, driven by the [`crate::Endpoint`] that owns it.
+///
+/// The call order, the same in the simulator and on sockets:
+///
+/// 1. input: the endpoint hands each datagram to `handle_datagram` (judged whole first:
+///    checksum, tag, chunk bounds) or an ICMP error to `handle_icmp`;
+/// 2. timers: `handle_timeout(now)` once `poll_timeout()` has passed;
+/// 3. the application: `send`/`recv`, `wait_writable`, the run-time setters;
+/// 4. output: `poll_transmit(now, buf)` until `None` (each call builds one packet: control
+///    chunks, then SACK, then retransmissions, then new data on the path the path
+///    scheduler names); then `poll_event()` until `None`, and `poll_timeout()` for the next
+///    wake-up.
+///
+/// The association orchestrates: a mechanism's state lives in the mechanism's type (the
+/// controller in `cc`, the path scheduler in `send::path_sched`, RACK in `send::loss`,
+/// PLPMTUD in `path::plpmtud`), not in this struct.
 #[derive(Debug)]
 pub struct Association {
     cfg: Arc<AssociationConfig>,
