@@ -13,6 +13,8 @@
 
 use std::fmt::Write as _;
 
+use crate::association::State;
+use crate::path::plpmtud::PmtuState;
 use crate::path::{PathId, PathState};
 use crate::time::Instant;
 
@@ -113,6 +115,24 @@ pub enum TraceEvent {
         /// The TSN of the message's first chunk.
         tsn: u32,
     },
+    /// The association's state changed (RFC 9260 §4).
+    AssociationState {
+        /// The state before.
+        from: State,
+        /// The state now.
+        to: State,
+    },
+    /// A path's PLPMTUD state changed (RFC 8899 §5.2).
+    PmtuState {
+        /// The path.
+        path: PathId,
+        /// The state before.
+        from: PmtuState,
+        /// The state now.
+        to: PmtuState,
+        /// The confirmed PLPMTU now (IP bytes).
+        pmtu: usize,
+    },
 }
 
 impl TraceEvent {
@@ -126,6 +146,8 @@ impl TraceEvent {
             Self::SpuriousRetransmission { .. } => "spurious_retransmission",
             Self::SackSent { .. } => "sack_sent",
             Self::StreamScheduled { .. } => "stream_scheduled",
+            Self::AssociationState { .. } => "association_state",
+            Self::PmtuState { .. } => "pmtu_state",
         }
     }
 
@@ -193,6 +215,24 @@ impl TraceEvent {
             Self::StreamScheduled { stream, path, tsn } => {
                 write!(s, ",\"stream\":{stream},\"path\":{},\"tsn\":{tsn}", path.0)
             }
+            Self::AssociationState { from, to } => write!(
+                s,
+                ",\"from\":\"{}\",\"to\":\"{}\"",
+                from.as_str(),
+                to.as_str()
+            ),
+            Self::PmtuState {
+                path,
+                from,
+                to,
+                pmtu,
+            } => write!(
+                s,
+                ",\"path\":{},\"from\":\"{}\",\"to\":\"{}\",\"pmtu\":{pmtu}",
+                path.0,
+                from.as_str(),
+                to.as_str()
+            ),
         };
         s.push('}');
         s

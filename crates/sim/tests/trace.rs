@@ -69,3 +69,65 @@ fn the_trace_of_a_cmt_run_matches_its_counters() {
     assert!(count(&receiver, "sack_sent") > 100.0);
     assert_eq!(count(&receiver, "fast_retransmit"), 0.0);
 }
+
+/// Association and PLPMTUD state changes are traced, each once, in the order the state
+/// machines take them (RFC 9260 §4, RFC 8899 §5.2).
+#[test]
+fn state_changes_are_traced() {
+    let dir = std::env::temp_dir().join(format!("braid-sim-states-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let s: Scenario = toml::from_str(
+        r#"
+        name = "states"
+        duration = "5s"
+        [[path]]
+        name = "A"
+        rate = "10Mbit/s"
+        delay = "10ms"
+        mtu = 1400
+        [association]
+        plpmtud = true
+        [[traffic]]
+        kind = "transfer"
+        bytes = "100KiB"
+        "#,
+    )
+    .unwrap();
+    let opts = RunOptions {
+        trace: Some(dir.clone()),
+        ..RunOptions::default()
+    };
+    let r = run(&s, &opts).unwrap();
+    let sender = std::fs::read_to_string(dir.join("a-assoc-0.jsonl")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let states = |name: &str| -> Vec<String> {
+        let tag = format!(r#""name":"{name}""#);
+        sender
+            .lines()
+            .filter(|l| l.contains(&tag))
+            .map(|l| l[l.find("\"from\"").unwrap()..].to_string())
+            .collect()
+    };
+    let assoc = states("association_state");
+    assert_eq!(
+        assoc[..2],
+        [
+            r#""from":"COOKIE-WAIT","to":"COOKIE-ECHOED"}"#,
+            r#""from":"COOKIE-ECHOED","to":"ESTABLISHED"}"#
+        ],
+        "{assoc:?}"
+    );
+    let pmtu = states("pmtu_state");
+    assert!(
+        pmtu.first()
+            .is_some_and(|l| l.starts_with(r#""from":"probe-none","to":"base""#)),
+        "{pmtu:?}"
+    );
+    let done = pmtu
+        .iter()
+        .find(|l| l.contains(r#""to":"done""#))
+        .unwrap_or_else(|| panic!("{pmtu:?}"));
+    // The search ends at the link's 1400-byte MTU, as the run's summary says.
+    assert!(done.contains(r#""pmtu":1400"#), "{done}");
+    assert_eq!(r.metrics["path_A_pmtu"], 1400.0);
+}

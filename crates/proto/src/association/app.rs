@@ -200,7 +200,7 @@ impl Association {
     pub fn shutdown(&mut self, now: Instant) {
         match self.state {
             State::Established => {
-                self.state = State::ShutdownPending;
+                self.set_state(now, State::ShutdownPending);
                 self.try_progress_shutdown(now);
             }
             State::CookieWait | State::CookieEchoed => self.abort(now, None),

@@ -135,7 +135,7 @@ impl Association {
     }
 
     fn established(&mut self, now: Instant) {
-        self.state = State::Established;
+        self.set_state(now, State::Established);
         self.timers.set(Timer::T1, None);
         self.handshake_chunk = None;
         self.init_attempts = 0;
@@ -256,7 +256,7 @@ impl Association {
             );
         }
         self.add_peer_paths(now, &peer.addresses);
-        self.state = State::CookieEchoed;
+        self.set_state(now, State::CookieEchoed);
         self.init_attempts = 0;
         self.handshake_chunk = Some(Chunk::CookieEcho(CookieEcho { cookie }));
         // Unrecognized parameters of the INIT-ACK are reported in an ERROR after the

@@ -450,7 +450,7 @@ impl Association {
         for c in &e.causes {
             tracing::debug!(?c, "peer reported an error");
             if matches!(c, ErrorCause::StaleCookie { .. }) && self.state == State::CookieEchoed {
-                self.state = State::CookieWait;
+                self.set_state(now, State::CookieWait);
                 self.handshake_chunk = Some(self.rebuild_init());
                 self.timers.set(Timer::T1, None);
                 self.control

@@ -40,6 +40,7 @@ use crate::time::Instant;
 
 pub(crate) use crate::cookie::CookieKey;
 pub(crate) use init_params::{InitAckTags, build_init_ack, random_tag};
+pub(crate) use paths::PathEvent;
 pub use send::SendOptions;
 use send::SendQueue;
 
@@ -62,6 +63,22 @@ pub enum State {
     ShutdownAckSent,
     /// Gone.
     Closed,
+}
+
+impl State {
+    /// RFC 9260 §4's name, for logs and traces.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CookieWait => "COOKIE-WAIT",
+            Self::CookieEchoed => "COOKIE-ECHOED",
+            Self::Established => "ESTABLISHED",
+            Self::ShutdownPending => "SHUTDOWN-PENDING",
+            Self::ShutdownSent => "SHUTDOWN-SENT",
+            Self::ShutdownReceived => "SHUTDOWN-RECEIVED",
+            Self::ShutdownAckSent => "SHUTDOWN-ACK-SENT",
+            Self::Closed => "CLOSED",
+        }
+    }
 }
 
 /// A datagram to send: its payload was appended to the buffer given to `poll_transmit`.
@@ -188,13 +205,14 @@ pub struct Association {
     rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
     ack_scratch: send::Acked,
-    rack_scratch: send::loss::rack::RackScratch,
+    /// RACK-TLP, the time-based loss detector (it keeps every path's state).
+    rack: send::loss::rack::Rack,
     /// The paths as the stream scheduler sees them (refreshed before it chooses).
     views: Vec<crate::sched::PathView>,
     /// Our addresses, announced in INIT/INIT-ACK when there are several.
     local_addrs: Vec<SocketAddr>,
     /// Paths were added: the endpoint must learn the new peer addresses.
-    paths_added: bool,
+    path_events: std::collections::VecDeque<PathEvent>,
     /// Per-path views for the coupled congestion controllers, reused across SACKs.
     cc_scratch: Vec<crate::cc::CcPathView>,
     /// DAC: packets the SACK being processed acknowledges, from its flags (0: not said).
@@ -290,10 +308,10 @@ impl Association {
             shutdown_rx_path: None,
             rx_datagram_len: 0,
             ack_scratch: send::Acked::default(),
-            rack_scratch: Default::default(),
+            rack: Default::default(),
             views: Vec::new(),
             local_addrs: Vec::new(),
-            paths_added: false,
+            path_events: Default::default(),
             path_sched: sched,
             path_views: Vec::new(),
             send_run: 1,
@@ -447,6 +465,18 @@ impl Association {
 
     /// Moves `path` to `to`: the application hears of it ([`Event::PathState`]) and the
     /// trace records where it came from.
+    /// Every association state change goes through here: it is traced (RFC 9260 §4).
+    pub(crate) fn set_state(&mut self, now: Instant, to: State) {
+        let from = self.state;
+        if from == to {
+            return;
+        }
+        self.state = to;
+        tracing::debug!(from = from.as_str(), to = to.as_str(), "association state");
+        self.trace
+            .record(now, crate::TraceEvent::AssociationState { from, to });
+    }
+
     fn set_path_state(&mut self, now: Instant, path: PathId, to: crate::path::PathState) {
         let p = &mut self.paths[path.0 as usize];
         let from = p.state;
@@ -563,12 +593,12 @@ impl Association {
     }
 
     /// Enters CLOSED: stops every timer, drops what was in flight, reports why once.
-    fn close(&mut self, _now: Instant, reason: CloseReason) {
+    fn close(&mut self, now: Instant, reason: CloseReason) {
         if self.state == State::Closed {
             return;
         }
         tracing::debug!(?reason, "association closed");
-        self.state = State::Closed;
+        self.set_state(now, State::Closed);
         self.timers.stop_all();
         self.control.clear();
         self.tx.clear();

@@ -5,6 +5,13 @@ use std::net::SocketAddr;
 
 use super::Association;
 use crate::cc::Controller;
+
+/// A change to an association's paths, for the endpoint that routes packets to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PathEvent {
+    /// A path to `remote` was added; its id is `id` for the association's life.
+    Added { id: PathId, remote: SocketAddr },
+}
 use crate::path::{Path, PathId};
 use crate::time::Instant;
 
@@ -96,7 +103,8 @@ impl Association {
             p.state = crate::path::PathState::Unconfirmed;
             p.confirmed = false;
             self.paths.push(p);
-            self.paths_added = true;
+            self.path_events
+                .push_back(PathEvent::Added { id, remote: r });
         }
         // CMT/RP shares the initial window among the paths (cc::coupled); a window that
         // already carries data keeps its size.
@@ -117,9 +125,10 @@ impl Association {
         v
     }
 
-    /// Whether paths were added since the last call (the endpoint registers them).
-    pub(crate) fn take_paths_added(&mut self) -> bool {
-        std::mem::take(&mut self.paths_added)
+    /// The next change to the association's paths the endpoint has not seen (it registers
+    /// an added path's peer address as the association's).
+    pub(crate) fn poll_path_event(&mut self) -> Option<PathEvent> {
+        self.path_events.pop_front()
     }
 
     /// RFC 6951 §5.4: a verified packet from `remote` sets the peer's UDP encapsulation port

@@ -47,6 +47,29 @@ impl Association {
             .saturating_sub(overhead)
             .clamp(MIN_SCTP_MTU, usize::from(u16::MAX));
         p.cc.set_mtu(p.mtu);
+        // Every state change passes here once: traced (RFC 8899 §5.2's state machine).
+        let (from, to, pmtu) = (d.traced, d.state, d.pmtu);
+        d.traced = to;
+        if from != to {
+            tracing::debug!(
+                path = path.0,
+                from = from.as_str(),
+                to = to.as_str(),
+                pmtu,
+                "PLPMTUD state"
+            );
+            self.trace.record(
+                now,
+                crate::TraceEvent::PmtuState {
+                    path,
+                    from,
+                    to,
+                    pmtu,
+                },
+            );
+        }
+        let p = &mut self.paths[path.0 as usize];
+        let Some(d) = p.plpmtud.as_mut() else { return };
         match step {
             Step::Wait => {}
             Step::Probe(_) => {

@@ -28,7 +28,7 @@ impl Association {
         }
         match self.state {
             State::Established | State::ShutdownPending => {
-                self.state = State::ShutdownReceived;
+                self.set_state(now, State::ShutdownReceived);
                 self.events.push_back(Event::PeerShutdown);
             }
             State::ShutdownSent => {
@@ -57,7 +57,7 @@ impl Association {
             return;
         }
         if self.state == State::ShutdownPending {
-            self.state = State::ShutdownSent;
+            self.set_state(now, State::ShutdownSent);
             self.shutdown_path = self.single_data_path();
             self.send_shutdown(now);
             let guard = self.cfg.rto_max * 5;
@@ -101,7 +101,7 @@ impl Association {
     }
 
     pub(super) fn send_shutdown_ack(&mut self, now: Instant) {
-        self.state = State::ShutdownAckSent;
+        self.set_state(now, State::ShutdownAckSent);
         let path = self.shutdown_path;
         self.control
             .retain(|c| !matches!(c.chunk, braid_wire::Chunk::ShutdownAck(_)));

@@ -403,7 +403,12 @@ impl Endpoint {
                 self.last_peer = Some((key, id));
                 let _span = tracing::trace_span!("assoc", id = id.0).entered();
                 a.handle_verified(now, local, remote, &packet, false);
-                if a.take_paths_added() {
+                // Every path added while handling it: its peer address routes here too.
+                let mut added = false;
+                while let Some(crate::association::PathEvent::Added { .. }) = a.poll_path_event() {
+                    added = true;
+                }
+                if added {
                     self.register_paths(now, id, h.src_port);
                 }
                 self.touch(id);

@@ -247,7 +247,8 @@ impl Endpoint {
         a.attach_buffer_budget(self.budget.clone());
         a.handle_verified(now, local, remote, packet, true);
         let peers = a.peer_addresses();
-        a.take_paths_added();
+        // `insert` registers every peer address: the paths' events are seen.
+        while a.poll_path_event().is_some() {}
         let id = self.insert(a, &peers, c.peer_port);
         self.incoming.push_back(id);
         Some(id)

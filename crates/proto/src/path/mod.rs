@@ -271,8 +271,6 @@ pub(crate) struct Path {
     limit_since: Option<(Limit, Instant)>,
     /// Application policy: the cheapest active alternate takes over from the primary.
     pub(crate) cost: u32,
-    /// RACK-TLP's state (`AssociationConfig::loss_detection`).
-    pub(crate) rack: crate::association::send::loss::rack::RackState,
 }
 
 impl Path {
@@ -341,7 +339,6 @@ impl Path {
             standby: false,
             forbidden: false,
             cost: 0,
-            rack: Default::default(),
             limit_since: None,
         }
     }

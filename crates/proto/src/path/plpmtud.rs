@@ -72,6 +72,8 @@ pub(crate) enum Step {
 #[derive(Debug, Clone)]
 pub(crate) struct Plpmtud {
     pub(crate) state: PmtuState,
+    /// The state the association last traced (it traces each change once).
+    pub(crate) traced: PmtuState,
     base: usize,
     min: usize,
     /// MAX_PLPMTU: the local interface's MTU (`AssociationConfig::path_mtu`).
@@ -99,6 +101,7 @@ impl Plpmtud {
         let base = base_pmtu(ipv6).min(max);
         Self {
             state: PmtuState::ProbeNone,
+            traced: PmtuState::ProbeNone,
             base,
             min: min_pmtu(ipv6).min(base),
             max,

@@ -3,7 +3,7 @@
 //! | seam | where | decides |
 //! |---|---|---|
 //! | path selection | [`path_sched`] (the scheduler: failover, round robin, cwnd/RTT, minRTT), [`path_select`] (the association's rules) | which path the next packet of new data takes; where new data may go, where a retransmission goes (RTX-SAME/ASAP/CWND/SSTHRESH/LOSSRATE) |
-//! | loss detection | [`sack`] → [`loss`] ([`loss::sfr`], [`loss::dac`], [`loss::rack`]); [`spurious`] | what a SACK acknowledged, reneged or reports missing, which chunks are lost by count (three misses) or by time (RACK, its reorder timer, tail loss probes); whether a retransmission was spurious (Eifel, DupTSN) |
+//! | loss detection | [`sack`] → [`loss`] (the `LossDetector` trait; `MissCount` with [`loss::sfr`], [`loss::dac`]; [`loss::rack`]); [`spurious`] | what a SACK acknowledged, reneged or reports missing, which chunks are lost by count (three misses) or by time (RACK, its reorder timer, tail loss probes); whether a retransmission was spurious (Eifel, DupTSN) |
 //! | recovery | [`recovery`], [`pr_sctp`], [`spurious`] | fast retransmit / fast recovery, T3-rtx, error counting, PR-SCTP abandonment; the Eifel response |
 //! | congestion control | `crate::cc` ([`cuc`] for CMT's window update rule) | how each path's window moves |
 //!
@@ -51,7 +51,7 @@ impl Association {
             p.error_count = 0;
             p.rtt = crate::path::rto::RttEstimator::new(&cfg);
             p.heartbeat = Default::default();
-            p.rack = Default::default();
+            *self.rack.path_mut(p.id) = Default::default();
             let to = if p.confirmed {
                 PathState::Active
             } else {
@@ -74,8 +74,9 @@ impl Association {
             p.rtx_marked.clear();
             p.sent_live.clear();
             p.psn.sent.clear();
-            p.rack.tlp_out = false;
-            p.rack.probe_new = false;
+            let r = self.rack.path_mut(p.id);
+            r.tlp_out = false;
+            r.probe_new = false;
             self.timers.stop(Timer::T3(p.id));
             self.timers.stop(Timer::Rack(p.id));
             self.timers.stop(Timer::Tlp(p.id));

@@ -2,6 +2,7 @@
 //! recovery, T3-rtx expiry, and the error counting that takes paths and the association
 //! down. Where each retransmission goes is the rtx policy's choice (`path_select`).
 
+use super::loss::LossDetector;
 use super::sent::{ChunkState, Mark, check_tally};
 use super::spurious::Trigger;
 use crate::association::{Association, State};
@@ -53,7 +54,7 @@ impl Association {
             self.paths[pid].stats.fast_retransmissions += 1;
             self.paths[pid].lost_chunks += 1;
             if self.paths[pid].recovery == Recovery::Open {
-                self.paths[pid].rack.on_recovery_start();
+                self.rack.on_recovery_start(PathId(pid as u16));
                 let flight = self.paths[pid].flight_size + self.tx.outstanding[i].data.len();
                 self.spurious_episode_start(now, from, Trigger::FastRetransmit, flight);
                 let before = self.window_of(from);

@@ -14,6 +14,7 @@ use std::time::Duration;
 use braid_wire::chunk::GapAckBlock;
 
 use super::loss::SackDigest;
+use super::loss::{DetectCx, LossDetector, MissCount};
 use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, tsn_offsets};
 use super::sent::{ChunkState, Sent, check_tally};
 use crate::WindowCause;
@@ -127,12 +128,21 @@ impl Association {
         let mut lost = std::mem::take(&mut ack.lost);
         lost.clear();
         if ack.digested {
-            let cum_advanced = ack.cum_advanced;
-            self.miss_indications(
-                &ack.digest,
-                cum_advanced,
-                cmt,
-                &mut ack.candidates,
+            let m = self.multipath_cfg().filter(|_| cmt);
+            let mut misses = MissCount {
+                digest: &ack.digest,
+                cum_advanced: ack.cum_advanced,
+                sfr: m.is_some_and(|c| c.sfr),
+                dac: m.is_some_and(|c| c.dac).then_some(self.dac_count),
+                candidates: &mut ack.candidates,
+            };
+            misses.detect(
+                &mut DetectCx {
+                    now,
+                    tx: &mut self.tx,
+                    paths: &self.paths,
+                    timers: &mut self.timers,
+                },
                 &mut lost,
             );
         }
@@ -255,9 +265,9 @@ impl Association {
             ack.fresh |= s.fresh_ack_bit(&self.paths);
             if rack {
                 // The path it was last sent on: a marked chunk's `path` is where it waits.
-                let p = &mut self.paths[s.sent_on.0 as usize];
+                let p = &self.paths[s.sent_on.0 as usize];
                 let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
-                p.rack.on_delivered(now, s, bound);
+                self.rack.on_delivered(now, s, bound);
             }
             s.set_state(ChunkState::GapAcked, &mut self.paths, &mut tx.tally);
             let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);

@@ -188,7 +188,7 @@ impl Association {
     pub(crate) fn room_for_new_data(&self, path: PathId) -> bool {
         let p = &self.paths[path.0 as usize];
         // A tail loss probe (RFC 8985 §7.3) is one packet regardless of cwnd and bursts.
-        let probe = p.rack.probe_new;
+        let probe = self.rack.probe_new(path);
         self.may_send_new_data()
             && self.tx.has_unsent()
             && (probe
@@ -324,7 +324,7 @@ impl Association {
         let (mut wrote, rtx_left) = self.write_retransmissions(now, path, buf, room);
         wrote |= probe;
         let mut new_data = false;
-        let probe = self.paths[path.0 as usize].rack.probe_new;
+        let probe = self.rack.probe_new(path);
         // New data: cwnd, rwnd and Max.Burst permitting, and no retransmission waiting here.
         if !rtx_left
             && self.may_send_new_data()
@@ -358,7 +358,7 @@ impl Association {
             }
         }
         // The probe's exemption covers one packet, used or not (RFC 8985 §7.3).
-        self.paths[path.0 as usize].rack.probe_new = false;
+        self.rack.path_mut(path).probe_new = false;
         if wrote {
             self.rack_arm_pto(now, path);
         }
@@ -537,7 +537,7 @@ impl Association {
         let max_payload =
             self.paths[pi].mtu - braid_wire::COMMON_HEADER_LEN - header - self.tx_ts_len();
         let mut wrote = false;
-        let probe = self.paths[pi].rack.probe_new;
+        let probe = self.rack.probe_new(path);
         while let Some(next) = self.tx.peek_len(path, &self.views) {
             let p = &self.paths[pi];
             if (p.flight_size >= p.cc.window() && !probe)

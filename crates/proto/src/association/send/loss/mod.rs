@@ -1,8 +1,12 @@
 //! Loss detection: which outstanding chunks a SACK reports missing, and when a chunk counts
-//! as lost (RFC 9260 §7.2.4: three miss indications; with `LossDetection::Rack` also by
-//! time, RACK-TLP, RFC 8985, in [`rack`], which keeps the three misses as a fallback).
+//! as lost. The seam is [`LossDetector`]; two detectors implement it:
 //!
-//! The rule has three parts, each in its own place:
+//! * [`MissCount`], RFC 9260 §7.2.4's three miss indications (with SFR and DAC as its CMT
+//!   rules), which always runs (its state is each chunk's miss count, in `Sent`);
+//! * [`rack::Rack`], RACK-TLP (RFC 8985): loss by time, its reorder timer and tail loss
+//!   probes, owning every path's state; on when `LossDetection` says (`Auto`: one path).
+//!
+//! The three-miss rule has three parts, each in its own place:
 //! * which chunks may get a miss — RFC 9260: every unacknowledged TSN below the highest TSN
 //!   newly acknowledged (here); under CMT with SFR only chunks below the highest TSN newly
 //!   acknowledged *on their own path* ([`sfr`]);
@@ -15,11 +19,41 @@ pub(super) mod dac;
 pub(crate) mod rack;
 pub(super) mod sfr;
 
+use std::time::Duration;
+
+use super::SendQueue;
 use super::ranges::ranges_minus;
 use super::sent::{ChunkState, Sent};
-use crate::association::Association;
-use crate::path::{PathId, Recovery};
+use crate::path::{Path, PathId, Recovery};
 use crate::serial::tsn_lt;
+use crate::time::Instant;
+use crate::timer::Timers;
+
+/// What a detector works on: the send queue (its chunks carry their own miss counts), the
+/// paths as they are after the SACK's acks, and the timers (RACK's reorder timer).
+pub(crate) struct DetectCx<'a> {
+    pub(crate) now: Instant,
+    pub(crate) tx: &'a mut SendQueue,
+    pub(crate) paths: &'a [Path],
+    pub(crate) timers: &'a mut Timers,
+}
+
+/// A loss detector (the loss-detection seam).
+pub(crate) trait LossDetector {
+    /// A SACK at `now` newly delivered `s` (cumulatively or in a gap block); `rtt_bound` is
+    /// SRTT + 4·RTTVAR of the path it was last sent on.
+    fn on_delivered(&mut self, _now: Instant, _s: &Sent, _rtt_bound: Option<Duration>) {}
+    /// After a SACK's acks: appends the chunks lost now (queue index, path), keeping
+    /// `lost` in TSN order without duplicates.
+    fn detect(&mut self, cx: &mut DetectCx<'_>, lost: &mut Vec<(usize, PathId)>);
+    /// The SACK reported duplicate TSNs (SCTP's DSACK); `cum` is the cumulative ack and
+    /// `next` the next TSN to be assigned.
+    fn on_duplicates(&mut self, _dups: &[u32], _cum: u32, _next: u32) {}
+    /// A loss recovery starts on `path`.
+    fn on_recovery_start(&mut self, _path: PathId) {}
+    /// T3-rtx expired on `path`.
+    fn on_t3(&mut self, _path: PathId) {}
+}
 
 /// Miss indications that make a chunk lost (RFC 9260 §7.2.4).
 const MISS_THRESHOLD: u8 = 3;
@@ -79,49 +113,55 @@ impl SackDigest {
     }
 }
 
-impl Association {
-    /// Adds this SACK's miss indications and appends the chunks that reached the threshold
-    /// (queue index, path) to `lost`, in TSN order; `candidates` is scratch.
-    pub(crate) fn miss_indications(
-        &mut self,
-        d: &SackDigest,
-        cum_advanced: bool,
-        cmt: bool,
-        candidates: &mut Vec<usize>,
-        lost: &mut Vec<(usize, PathId)>,
-    ) {
-        let sfr = cmt && self.multipath_cfg().is_some_and(|c| c.sfr);
-        let dac = cmt && self.multipath_cfg().is_some_and(|c| c.dac);
+/// RFC 9260 §7.2.4's three miss indications for one SACK, with SFR and DAC under CMT.
+pub(crate) struct MissCount<'a> {
+    /// What the SACK's gap blocks said.
+    pub(crate) digest: &'a SackDigest,
+    /// The SACK moved the cumulative ack.
+    pub(crate) cum_advanced: bool,
+    /// Split Fast Retransmit (CMT).
+    pub(crate) sfr: bool,
+    /// Delayed Ack for CMT, with the packets the SACK's flags say it covers.
+    pub(crate) dac: Option<u8>,
+    /// Scratch for the candidates.
+    pub(crate) candidates: &'a mut Vec<usize>,
+}
+
+impl LossDetector for MissCount<'_> {
+    /// Adds this SACK's miss indications; the chunks that reached the threshold are lost.
+    fn detect(&mut self, cx: &mut DetectCx<'_>, lost: &mut Vec<(usize, PathId)>) {
+        let d = self.digest;
         // §7.2.4 (1): below the highest TSN newly acked (HTNA); in fast recovery a SACK that
         // moves the cumulative ack counts every hole below the highest TSN acked.
-        let in_recovery = self
+        let in_recovery = cx
             .paths
             .iter()
             .any(|p| matches!(p.recovery, Recovery::Fast { .. }));
-        let limit = if cum_advanced && in_recovery {
+        let limit = if self.cum_advanced && in_recovery {
             d.highest_acked
         } else {
             d.htna
         };
         let Some(limit) = limit else { return };
-        let n = self.tx.outstanding.len();
+        let n = cx.tx.outstanding.len();
+        let candidates = &mut *self.candidates;
         candidates.clear();
-        if sfr {
-            self.sfr_candidates(&d.htna_on, candidates);
+        if self.sfr {
+            sfr::candidates(cx.tx, cx.paths, &d.htna_on, candidates);
         } else {
             // Only the holes between the blocks can be missing.
-            let limit_off = limit.wrapping_sub(self.tx.cum_ack) as usize;
+            let limit_off = limit.wrapping_sub(cx.tx.cum_ack) as usize;
             candidates.extend(ranges_minus(&[(1, limit_off.min(n))], &d.blocks).map(|o| o - 1));
         }
         for &i in candidates.iter() {
-            let s = &mut self.tx.outstanding[i];
+            let s = &mut cx.tx.outstanding[i];
             if !tsn_lt(s.tsn, limit) {
                 break;
             }
             if s.state != ChunkState::InFlight {
                 continue;
             }
-            if sfr && !sfr::reports_missing(&d.htna_on, s) {
+            if self.sfr && !sfr::reports_missing(&d.htna_on, s) {
                 continue;
             }
             // A retransmission is missing only if a chunk sent after it on its path arrived:
@@ -134,10 +174,9 @@ impl Association {
             {
                 continue;
             }
-            let inc = if dac {
-                dac::misses(self.dac_count, d, s)
-            } else {
-                1
+            let inc = match self.dac {
+                Some(count) => dac::misses(count, d, s),
+                None => 1,
             };
             s.misses = s.misses.saturating_add(inc);
             // Once per chunk (RFC 9260 §7.2.4), or again when its retransmission is lost by

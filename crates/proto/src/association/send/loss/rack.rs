@@ -1,8 +1,9 @@
 //! RACK-TLP (RFC 8985) adapted to SCTP's TSNs and SACKs, one option of the loss-detection
 //! seam (`AssociationConfig::loss_detection = LossDetection::Rack`).
 //!
-//! Every path keeps its own state ([`RackState`]): under CMT a chunk can only be judged
-//! against chunks sent on the same path (each path has its own RTT), as with SFR. Chunks are
+//! The detector ([`Rack`]) keeps every path's state ([`RackState`]): under CMT a chunk can
+//! only be judged against chunks sent on the same path (each path has its own RTT), as with
+//! SFR. Chunks are
 //! ordered by their send time and `Sent::xmit`, a number taken anew at every transmission
 //! (RFC 8985's xmit_ts and end_seq).
 //!
@@ -54,6 +55,7 @@ use std::time::Duration;
 
 use super::super::ranges::{ranges_minus, tsn_offsets};
 use super::super::sent::{ChunkState, Mark, Sent, check_tally};
+use super::{DetectCx, LossDetector};
 use crate::association::Association;
 use crate::cc::Controller;
 use crate::config::LossDetection;
@@ -66,7 +68,7 @@ use crate::timer::Timer;
 const MAX_REO_WND_MULT: u32 = 64;
 
 /// RACK-TLP's state of one path (RFC 8985 §5.2).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct RackState {
     /// RACK.xmit_ts: when the most recently sent delivered chunk was sent.
     xmit_ts: Option<Instant>,
@@ -100,7 +102,30 @@ pub(crate) struct RackState {
     dsack_round: Option<u32>,
 }
 
+impl Default for RackState {
+    fn default() -> Self {
+        Self::INITIAL
+    }
+}
+
 impl RackState {
+    /// Before anything was delivered on the path.
+    const INITIAL: Self = Self {
+        xmit_ts: None,
+        end_xmit: 0,
+        rtt: Duration::ZERO,
+        min_rtt: None,
+        fack: None,
+        reordering_seen: false,
+        tlp_out: false,
+        rto_recovery: false,
+        probe_new: false,
+        probe_rtx: None,
+        reo_wnd_mult: 0,
+        reo_wnd_persist: 0,
+        dsack_round: None,
+    };
+
     /// RACK_update (§6.2 steps 2–3) for one chunk newly delivered by a SACK at `now`;
     /// `rtt_bound` is SRTT + 4·RTTVAR of its path, the longest plausible round trip.
     pub(crate) fn on_delivered(&mut self, now: Instant, s: &Sent, rtt_bound: Option<Duration>) {
@@ -157,12 +182,166 @@ impl RackState {
     }
 }
 
-/// Vectors `rack_detect` reuses from one SACK to the next.
+/// Vectors `detect` reuses from one SACK to the next.
 #[derive(Debug, Default)]
-pub(crate) struct RackScratch {
+struct RackScratch {
     reo: Vec<Duration>,
     earliest: Vec<Option<Instant>>,
     blocks: Vec<(usize, usize)>,
+}
+
+/// RACK-TLP, the time-based loss detector: every path's state, by path id.
+#[derive(Debug, Default)]
+pub(crate) struct Rack {
+    paths: Vec<RackState>,
+    scratch: RackScratch,
+}
+
+impl Rack {
+    /// `path`'s state (a path not yet seen has the initial one).
+    pub(crate) fn path(&self, path: PathId) -> &RackState {
+        static INITIAL: RackState = RackState::INITIAL;
+        self.paths.get(path.0 as usize).unwrap_or(&INITIAL)
+    }
+
+    /// `path`'s state, to change.
+    pub(crate) fn path_mut(&mut self, path: PathId) -> &mut RackState {
+        let i = path.0 as usize;
+        if self.paths.len() <= i {
+            self.paths.resize(i + 1, RackState::INITIAL);
+        }
+        &mut self.paths[i]
+    }
+
+    /// Every one of `n` paths has its state (the association's paths never go away).
+    fn ensure_paths(&mut self, n: usize) {
+        if self.paths.len() < n {
+            self.paths.resize(n, RackState::INITIAL);
+        }
+    }
+
+    /// The next packet on `path` is a tail loss probe of new data (RFC 8985 §7.3).
+    pub(crate) fn probe_new(&self, path: PathId) -> bool {
+        self.path(path).probe_new
+    }
+}
+
+impl LossDetector for Rack {
+    fn on_delivered(&mut self, now: Instant, s: &Sent, rtt_bound: Option<Duration>) {
+        // The path it was last sent on: a marked chunk's `path` is where it waits.
+        self.path_mut(s.sent_on).on_delivered(now, s, rtt_bound);
+    }
+
+    /// RACK_detect_loss (§6.2 step 5) over every path, merged into `lost` (sorted, no
+    /// duplicates); each path's reorder timer is armed for its earliest pending deadline or
+    /// stopped.
+    fn detect(&mut self, cx: &mut DetectCx<'_>, lost: &mut Vec<(usize, PathId)>) {
+        let npaths = cx.paths.len();
+        let Some(max_end) = (0..npaths)
+            .map(|i| self.path(PathId(i as u16)))
+            .filter(|r| r.xmit_ts.is_some())
+            .map(|r| r.end_xmit)
+            .max()
+        else {
+            return;
+        };
+        let Rack {
+            paths: state,
+            scratch,
+        } = self;
+        let RackScratch {
+            reo,
+            earliest,
+            blocks,
+        } = scratch;
+        if state.len() < npaths {
+            state.resize(npaths, RackState::INITIAL);
+        }
+        reo.clear();
+        reo.extend(
+            cx.paths
+                .iter()
+                .zip(state.iter())
+                .map(|(p, r)| r.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open)),
+        );
+        earliest.clear();
+        earliest.resize(npaths, None);
+        let tx = &*cx.tx;
+        let n = tx.outstanding.len();
+        // Only the holes between the last SACK's blocks are judged: above its highest block
+        // a chunk may have arrived and not be reported (a SACK holds as many blocks as fit
+        // in a packet), so a later-sent chunk's delivery says nothing of it.
+        tsn_offsets(&tx.acked_ranges, tx.cum_ack, n, blocks);
+        let all = [(1, blocks.last().map_or(0, |b| b.1))];
+        let before = lost.len();
+        for off in ranges_minus(&all, blocks) {
+            let s = &tx.outstanding[off - 1];
+            // First transmissions are in TSN order, retransmissions later still: past the
+            // first one sent after every path's RACK.xmit_ts nothing more can be lost.
+            if s.tx_count == 1 && s.xmit >= max_end {
+                break;
+            }
+            if s.state != ChunkState::InFlight {
+                continue;
+            }
+            let pi = s.path.0 as usize;
+            let Some(r) = state.get(pi).filter(|_| pi < npaths) else {
+                continue;
+            };
+            if r.xmit_ts.is_none() || s.xmit >= r.end_xmit {
+                continue;
+            }
+            let deadline = s.sent_at + r.rtt + reo[pi];
+            if deadline <= cx.now {
+                lost.push((off - 1, s.path));
+            } else {
+                earliest[pi] = Some(earliest[pi].map_or(deadline, |e| e.min(deadline)));
+            }
+        }
+        for (i, &at) in earliest.iter().enumerate() {
+            if state[i].xmit_ts.is_some() {
+                cx.timers.set(Timer::Rack(PathId(i as u16)), at);
+            }
+        }
+        if lost.len() > before {
+            lost.sort_unstable_by_key(|&(i, _)| i);
+            lost.dedup_by_key(|&mut (i, _)| i);
+        }
+    }
+
+    /// SCTP's DSACK (RFC 9260 §6.2 duplicate TSNs): the reordering window grows by
+    /// min_RTT/4, once per round trip (§6.2 step 4; the TSN is not traced to a path: every
+    /// path's window grows), and a probe's retransmission reported twice repaired nothing
+    /// (§7.4).
+    fn on_duplicates(&mut self, dups: &[u32], cum: u32, next: u32) {
+        for r in &mut self.paths {
+            if let Some((tsn, _, dup)) = &mut r.probe_rtx
+                && dups.contains(tsn)
+            {
+                *dup = true;
+            }
+            if r.dsack_round.is_none_or(|d| tsn_ge(cum, d)) {
+                // reo_wnd stops at SRTT anyway; the bound keeps a peer's reports harmless.
+                r.reo_wnd_mult = (r.reo_wnd_mult.max(1) + 1).min(MAX_REO_WND_MULT);
+                r.reo_wnd_persist = 16;
+                r.dsack_round = Some(next);
+            }
+        }
+    }
+
+    fn on_recovery_start(&mut self, path: PathId) {
+        self.path_mut(path).on_recovery_start();
+    }
+
+    /// RTO recovery takes over from RACK-TLP on the path (§7.2: no probes until a SACK
+    /// acknowledges data there).
+    fn on_t3(&mut self, path: PathId) {
+        let r = self.path_mut(path);
+        r.tlp_out = false;
+        r.probe_new = false;
+        r.rto_recovery = true;
+        r.probe_rtx = None;
+    }
 }
 
 impl Association {
@@ -180,107 +359,32 @@ impl Association {
     /// It counts for the path it was last sent on (a marked chunk's `path` is where it
     /// waits for its retransmission).
     pub(crate) fn rack_delivered(&mut self, now: Instant, s: &Sent) {
-        if let Some(p) = self.paths.get_mut(s.sent_on.0 as usize) {
+        if let Some(p) = self.paths.get(s.sent_on.0 as usize) {
             let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
-            p.rack.on_delivered(now, s, bound);
+            self.rack.on_delivered(now, s, bound);
         }
     }
 
-    /// RACK_detect_loss (§6.2 step 5) over every path: the chunks found lost (queue index,
-    /// path) in TSN order, into `lost` (merged with what is there, sorted, no duplicates);
-    /// each path's reorder timer is armed for its earliest pending deadline or stopped.
+    /// RACK's detection over every path (see [`Rack::detect`]).
     pub(crate) fn rack_detect(&mut self, now: Instant, lost: &mut Vec<(usize, PathId)>) {
-        let npaths = self.paths.len();
-        let Some(max_end) = self
-            .paths
-            .iter()
-            .filter(|p| p.rack.xmit_ts.is_some())
-            .map(|p| p.rack.end_xmit)
-            .max()
-        else {
-            return;
+        let mut cx = DetectCx {
+            now,
+            tx: &mut self.tx,
+            paths: &self.paths,
+            timers: &mut self.timers,
         };
-        // Scratch kept between SACKs: this runs for every SACK on a RACK path.
-        let mut sc = std::mem::take(&mut self.rack_scratch);
-        let RackScratch {
-            reo,
-            earliest,
-            blocks,
-        } = &mut sc;
-        reo.clear();
-        reo.extend(
-            self.paths
-                .iter()
-                .map(|p| p.rack.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open)),
-        );
-        earliest.clear();
-        earliest.resize(npaths, None);
-        let n = self.tx.outstanding.len();
-        // Only the holes between the last SACK's blocks are judged: above its highest block
-        // a chunk may have arrived and not be reported (a SACK holds as many blocks as fit
-        // in a packet), so a later-sent chunk's delivery says nothing of it.
-        tsn_offsets(&self.tx.acked_ranges, self.tx.cum_ack, n, blocks);
-        let all = [(1, blocks.last().map_or(0, |b| b.1))];
-        let before = lost.len();
-        for off in ranges_minus(&all, blocks) {
-            let s = &self.tx.outstanding[off - 1];
-            // First transmissions are in TSN order, retransmissions later still: past the
-            // first one sent after every path's RACK.xmit_ts nothing more can be lost.
-            if s.tx_count == 1 && s.xmit >= max_end {
-                break;
-            }
-            if s.state != ChunkState::InFlight {
-                continue;
-            }
-            let pi = s.path.0 as usize;
-            let Some(r) = self.paths.get(pi).map(|p| &p.rack) else {
-                continue;
-            };
-            if r.xmit_ts.is_none() || s.xmit >= r.end_xmit {
-                continue;
-            }
-            let deadline = s.sent_at + r.rtt + reo[pi];
-            if deadline <= now {
-                lost.push((off - 1, s.path));
-            } else {
-                earliest[pi] = Some(earliest[pi].map_or(deadline, |e| e.min(deadline)));
-            }
-        }
-        for (i, &at) in earliest.iter().enumerate() {
-            if self.paths[i].rack.xmit_ts.is_some() {
-                self.timers.set(Timer::Rack(PathId(i as u16)), at);
-            }
-        }
-        self.rack_scratch = sc;
-        if lost.len() > before {
-            lost.sort_unstable_by_key(|&(i, _)| i);
-            lost.dedup_by_key(|&mut (i, _)| i);
-        }
+        self.rack.detect(&mut cx, lost);
     }
 
-    /// A SACK reported these duplicate TSNs (RFC 9260 §6.2), SCTP's DSACK: a copy arrived
-    /// twice, so a retransmission was spurious. The reordering window grows by min_RTT/4,
-    /// once per round trip (§6.2 step 4; the TSN is not traced to a path: every path's
-    /// window grows), and a probe's retransmission reported twice repaired nothing (§7.4).
+    /// A SACK reported these duplicate TSNs (RFC 9260 §6.2): RACK hears of them.
     pub(crate) fn rack_note_duplicates(&mut self, dups: &[u32]) {
         if !self.rack_on() || dups.is_empty() {
             return;
         }
         let (cum, next) = (self.tx.cum_ack, self.tx.next_tsn);
-        for p in &mut self.paths {
-            let r = &mut p.rack;
-            if let Some((tsn, _, dup)) = &mut r.probe_rtx
-                && dups.contains(tsn)
-            {
-                *dup = true;
-            }
-            if r.dsack_round.is_none_or(|d| tsn_ge(cum, d)) {
-                // reo_wnd stops at SRTT anyway; the bound keeps a peer's reports harmless.
-                r.reo_wnd_mult = (r.reo_wnd_mult.max(1) + 1).min(MAX_REO_WND_MULT);
-                r.reo_wnd_persist = 16;
-                r.dsack_round = Some(next);
-            }
-        }
+        // Every path's reordering window grows, also one that saw nothing delivered yet.
+        self.rack.ensure_paths(self.paths.len());
+        self.rack.on_duplicates(dups, cum, next);
     }
 
     /// After a SACK's acks (§7.4): if it acknowledged the chunk a probe resent, without a
@@ -290,7 +394,7 @@ impl Association {
     pub(crate) fn rack_probe_outcome(&mut self, now: Instant, cmt: bool) {
         let cum = self.tx.cum_ack;
         for i in 0..self.paths.len() {
-            let Some((tsn, at, dup)) = self.paths[i].rack.probe_rtx else {
+            let Some((tsn, at, dup)) = self.rack.path(PathId(i as u16)).probe_rtx else {
                 continue;
             };
             let acked = tsn_le(tsn, cum) || {
@@ -301,7 +405,7 @@ impl Association {
             if !acked {
                 continue;
             }
-            let r = &mut self.paths[i].rack;
+            let r = self.rack.path_mut(PathId(i as u16));
             r.probe_rtx = None;
             let too_soon = r
                 .min_rtt
@@ -317,7 +421,7 @@ impl Association {
                 paths: &self.cc_scratch,
                 me: i,
             });
-            self.paths[i].rack.on_recovery_start();
+            self.rack.on_recovery_start(path);
             let exit = self.highest_outstanding_on(path, cmt);
             self.paths[i].recovery = Recovery::Fast { exit };
             self.trace_window(now, path, before, crate::WindowCause::FastRetransmit);
@@ -352,8 +456,8 @@ impl Association {
         };
         let pto = p.rtt.srtt().filter(|_| {
             p.flight_size > 0
-                && !p.rack.tlp_out
-                && !p.rack.rto_recovery
+                && !self.rack.path(path).tlp_out
+                && !self.rack.path(path).rto_recovery
                 && p.recovery == Recovery::Open
                 && !self.timers.is_running(Timer::Rack(path))
         });
@@ -380,13 +484,15 @@ impl Association {
             if self.paths[i].flight_size == 0 {
                 self.timers.stop(Timer::Rack(id));
                 self.timers.stop(Timer::Tlp(id));
-                self.paths[i].rack.tlp_out = false;
-                self.paths[i].rack.rto_recovery = false;
+                let r = self.rack.path_mut(id);
+                r.tlp_out = false;
+                r.rto_recovery = false;
                 continue;
             }
             if acked_on.get(i).is_some_and(|&b| b > 0) {
-                self.paths[i].rack.tlp_out = false;
-                self.paths[i].rack.rto_recovery = false;
+                let r = self.rack.path_mut(id);
+                r.tlp_out = false;
+                r.rto_recovery = false;
                 self.rack_arm_pto(now, id);
             } else if self.timers.is_running(Timer::Rack(id)) {
                 self.timers.stop(Timer::Tlp(id));
@@ -405,7 +511,7 @@ impl Association {
         }
         let p = &self.paths[pi];
         if p.flight_size == 0
-            || p.rack.tlp_out
+            || self.rack.path(path).tlp_out
             || p.state != PathState::Active
             || self.rtx_waiting_on(path)
         {
@@ -416,7 +522,7 @@ impl Association {
             && self.new_data_allowed_on(path)
             && self.tx.peer_rwnd >= p.mtu;
         if new_data {
-            self.paths[pi].rack.probe_new = true;
+            self.rack.path_mut(path).probe_new = true;
         } else {
             let last = self
                 .tx
@@ -424,7 +530,7 @@ impl Association {
                 .iter()
                 .rposition(|s| s.path == path && s.state == ChunkState::InFlight);
             let Some(i) = last else { return };
-            self.paths[pi].rack.probe_rtx = Some((self.tx.outstanding[i].tsn, now, false));
+            self.rack.path_mut(path).probe_rtx = Some((self.tx.outstanding[i].tsn, now, false));
             let tx = &mut self.tx;
             tx.outstanding[i].set_state(
                 ChunkState::Marked(Mark::Probe),
@@ -433,8 +539,8 @@ impl Association {
             );
             self.paths[pi].rtx_cwnd_exempt = true;
         }
+        self.rack.path_mut(path).tlp_out = true;
         let p = &mut self.paths[pi];
-        p.rack.tlp_out = true;
         p.stats.tail_loss_probes += 1;
         // §7.3: the RTO restarts after the probe.
         let rto = p.rtt.rto();
@@ -446,11 +552,8 @@ impl Association {
     pub(crate) fn rack_on_t3(&mut self, path: PathId) {
         self.timers.stop(Timer::Rack(path));
         self.timers.stop(Timer::Tlp(path));
-        if let Some(p) = self.paths.get_mut(path.0 as usize) {
-            p.rack.tlp_out = false;
-            p.rack.probe_new = false;
-            p.rack.rto_recovery = true;
-            p.rack.probe_rtx = None;
+        if (path.0 as usize) < self.paths.len() {
+            self.rack.on_t3(path);
         }
     }
 }
