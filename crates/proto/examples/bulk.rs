@@ -61,6 +61,39 @@ pub(crate) struct Bulk {
     pub(crate) by_path: bool,
     /// One-way delay of every packet (zero: the next round).
     pub(crate) delay: Duration,
+    /// Extra one-way delay of the data packets on the second path (10.1.0.x): the
+    /// receiver then sees the paths' TSNs interleave, as on paths of unequal delay.
+    pub(crate) skew: Duration,
+    /// A counting allocator's count of allocations so far, if the program has one: the
+    /// receiver's packet building and the sender's processing of its packets (SACKs: the
+    /// receiver sends nothing else) are then counted in `acks`.
+    pub(crate) allocations: Option<fn() -> u64>,
+    /// What `allocations` counted.
+    pub(crate) acks: AckAllocations,
+}
+
+/// A counting allocator's reading and where to add what it counts.
+type AllocCount<'a> = (fn() -> u64, &'a mut AckAllocations);
+
+/// Heap allocations around the acknowledgements of a transfer.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct AckAllocations {
+    /// Packets the receiver built (SACKs).
+    pub(crate) built: u64,
+    /// Allocations while building them (`poll_transmit`).
+    pub(crate) build: u64,
+    /// Packets the sender processed from the receiver.
+    pub(crate) processed: u64,
+    /// Allocations while processing them (`handle_datagram`).
+    pub(crate) process: u64,
+    /// Gap ack blocks the built SACKs and NR-SACKs carried.
+    pub(crate) gap_blocks: u64,
+    /// Of the packets built, those with gap blocks, and the allocations building them.
+    pub(crate) built_with_gaps: u64,
+    pub(crate) build_with_gaps: u64,
+    /// Of the packets processed, those with gap blocks, and the allocations processing them.
+    pub(crate) processed_with_gaps: u64,
+    pub(crate) process_with_gaps: u64,
 }
 
 impl Bulk {
@@ -109,6 +142,9 @@ impl Bulk {
             to_client: VecDeque::new(),
             by_path: false,
             delay: Duration::ZERO,
+            skew: Duration::ZERO,
+            allocations: None,
+            acks: AckAllocations::default(),
         };
         for _ in 0..1000 {
             b.round();
@@ -143,21 +179,44 @@ impl Bulk {
             &mut self.buf,
             &mut self.arena,
             &mut self.to_server,
+            None,
         );
+        if !self.skew.is_zero() {
+            for d in self.to_server.iter_mut() {
+                if d.0 == due && matches!(d.3.ip(), std::net::IpAddr::V4(a) if a.octets()[1] == 1) {
+                    d.0 += self.skew;
+                }
+            }
+            // Stable: each path's packets stay in their order.
+            self.to_server.make_contiguous().sort_by_key(|d| d.0);
+        }
         let ready = arrived(&mut self.to_server, now, self.by_path);
         for (_, p, from, to) in self.to_server.drain(..ready) {
             self.server.handle_datagram(now, to, from, p);
         }
+        let count = self.allocations.map(|f| (f, &mut self.acks));
         flush(
             &mut self.server,
             (now, due),
             &mut self.buf,
             &mut self.arena,
             &mut self.to_client,
+            count,
         );
         let ready = arrived(&mut self.to_client, now, false);
         for (_, p, from, to) in self.to_client.drain(..ready) {
+            let gaps = self.allocations.is_some() && gap_blocks(&p) > 0;
+            let before = self.allocations.map(|f| f());
             self.client.handle_datagram(now, to, from, p);
+            if let (Some(f), Some(b)) = (self.allocations, before) {
+                let n = f() - b;
+                self.acks.process += n;
+                self.acks.processed += 1;
+                if gaps {
+                    self.acks.process_with_gaps += n;
+                    self.acks.processed_with_gaps += 1;
+                }
+            }
         }
     }
 
@@ -190,7 +249,8 @@ impl Bulk {
     }
 }
 
-/// Drains an endpoint's packets into `queue`. Each datagram is copied once, as a socket
+/// Drains an endpoint's packets into `queue` (counting the allocations of its
+/// `poll_transmit` calls into `count`, if given). Each datagram is copied once, as a socket
 /// receive would, into a 64 KiB arena it is then split from, as an efficient driver does
 /// (one allocation per ~44 datagrams, and slicing a datagram is a reference count, not an
 /// allocation as it is for a `Bytes` made from a `Vec`).
@@ -200,10 +260,24 @@ fn flush(
     buf: &mut Vec<u8>,
     arena: &mut BytesMut,
     queue: &mut VecDeque<Datagram>,
+    mut count: Option<AllocCount<'_>>,
 ) {
     loop {
         buf.clear();
-        let Some(t) = ep.poll_transmit(now, buf) else {
+        let before = count.as_ref().map(|(f, _)| f());
+        let polled = ep.poll_transmit(now, buf);
+        if let (Some((f, acks)), Some(b)) = (count.as_mut(), before) {
+            let n = f() - b;
+            acks.build += n;
+            acks.built += u64::from(polled.is_some());
+            let gaps = gap_blocks(buf);
+            acks.gap_blocks += gaps;
+            if gaps > 0 {
+                acks.build_with_gaps += n;
+                acks.built_with_gaps += 1;
+            }
+        }
+        let Some(t) = polled else {
             return;
         };
         if arena.capacity() < buf.len() {
@@ -212,6 +286,21 @@ fn flush(
         arena.extend_from_slice(buf);
         queue.push_back((due, arena.split().freeze(), t.local, t.remote));
     }
+}
+
+/// Gap ack blocks of the SACK and NR-SACK chunks in `packet`.
+fn gap_blocks(packet: &[u8]) -> u64 {
+    let Ok(p) = braid_wire::Packet::decode(&Bytes::copy_from_slice(packet)) else {
+        return 0;
+    };
+    p.chunks
+        .iter()
+        .map(|c| match c {
+            braid_wire::Chunk::Sack(s) => s.gap_blocks.len() as u64,
+            braid_wire::Chunk::NrSack(s) => s.gap_blocks.len() as u64,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// How many datagrams at the front of `queue` have arrived by `now`; `by_path`: sorts them
