@@ -230,6 +230,51 @@ impl Association {
         Some((h.verification_tag, path))
     }
 
+    /// A SACK or NR-SACK chunk: decoded into lists kept from one SACK to the next (under
+    /// CMT every SACK carries gap blocks), then processed as any chunk would be.
+    fn on_sack_chunk(&mut self, now: Instant, raw: braid_wire::RawChunk) -> Flow {
+        let mut sin = std::mem::take(&mut self.sack_in);
+        let nr = raw.chunk_type == ChunkType::NR_SACK;
+        let decoded = if nr {
+            NrSack::decode_into(&raw.value, &mut sin.nr)
+        } else {
+            braid_wire::chunk::Sack::decode_into(&raw.value, &mut sin.sack)
+        };
+        let flow = match decoded {
+            Err(e) => {
+                tracing::debug!(%e, "malformed chunk dropped");
+                self.stats.packets_dropped += 1;
+                Flow::Stop
+            }
+            Ok(()) => {
+                if self.acks_data() {
+                    self.dac_count = raw.flags & 3;
+                    let SackIn {
+                        sack,
+                        nr: n,
+                        merged,
+                    } = &mut sin;
+                    let (cum, a_rwnd, dups) = if nr {
+                        (n.cum_tsn_ack, n.a_rwnd, &n.dup_tsns)
+                    } else {
+                        (sack.cum_tsn_ack, sack.a_rwnd, &sack.dup_tsns)
+                    };
+                    self.note_sack_signals(raw.flags, dups);
+                    self.rack_note_duplicates(dups);
+                    if nr {
+                        let gaps = merge_nr_blocks(n, merged);
+                        self.on_sack(now, cum, a_rwnd, gaps, &n.nr_gap_blocks);
+                    } else {
+                        self.on_sack(now, cum, a_rwnd, &sack.gap_blocks, &[]);
+                    }
+                }
+                Flow::Next
+            }
+        };
+        self.sack_in = sin;
+        flow
+    }
+
     /// Runs one chunk of an admitted packet (RFC 9260 §3.2: in order, unknown ones by their
     /// high bits).
     fn on_chunk(&mut self, now: Instant, rx: &mut PacketRx, raw: braid_wire::RawChunk) -> Flow {
@@ -242,6 +287,9 @@ impl Association {
             return self.unrecognized_flow(path, &raw);
         }
         let raw_flags = raw.flags;
+        if matches!(raw.chunk_type, ChunkType::SACK | ChunkType::NR_SACK) {
+            return self.on_sack_chunk(now, raw);
+        }
         let chunk = match Chunk::decode(raw) {
             Ok(c) => c,
             Err(e) => {
@@ -268,23 +316,7 @@ impl Association {
                     }
                 }
             }
-            Chunk::Sack(s) => {
-                if self.acks_data() {
-                    self.dac_count = raw_flags & 3;
-                    self.note_sack_signals(raw_flags, &s.dup_tsns);
-                    self.rack_note_duplicates(&s.dup_tsns);
-                    self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &s.gap_blocks, &[]);
-                }
-            }
-            Chunk::NrSack(s) => {
-                if self.acks_data() {
-                    self.dac_count = raw_flags & 3;
-                    self.note_sack_signals(raw_flags, &s.dup_tsns);
-                    self.rack_note_duplicates(&s.dup_tsns);
-                    let gaps = merge_nr_blocks(&s);
-                    self.on_sack(now, s.cum_tsn_ack, s.a_rwnd, &gaps, &s.nr_gap_blocks);
-                }
-            }
+            Chunk::Sack(_) | Chunk::NrSack(_) => unreachable!("decoded by on_sack_chunk"),
             Chunk::Init(i) => self.on_init(now, i, rx.remote),
             Chunk::InitAck(a) => self.on_init_ack(now, a),
             Chunk::CookieEcho(e) => {
@@ -484,21 +516,27 @@ pub(crate) fn judged_whole(packet: &Bytes) -> bool {
     true
 }
 
-/// The gap blocks of an NR-SACK as one list: the renegable ones and the non-renegable ones
-/// together (a chunk in either is received). SACK processing sorts and merges them, so a
-/// list that covers the other (braid's own NR-SACKs repeat every block) is passed as it is.
-fn merge_nr_blocks(s: &NrSack) -> std::borrow::Cow<'_, [braid_wire::chunk::GapAckBlock]> {
+/// Where incoming SACKs are decoded, from one to the next.
+#[derive(Debug, Default)]
+pub(super) struct SackIn {
+    sack: braid_wire::chunk::Sack,
+    nr: NrSack,
+    merged: Vec<braid_wire::chunk::GapAckBlock>,
+}
+
+/// The blocks an NR-SACK acknowledges at all: its gap blocks, or with NR blocks that
+/// differ the two lists together (into `merged`, whose capacity is kept).
+fn merge_nr_blocks<'a>(
+    s: &'a NrSack,
+    merged: &'a mut Vec<braid_wire::chunk::GapAckBlock>,
+) -> &'a [braid_wire::chunk::GapAckBlock] {
     if s.nr_gap_blocks.is_empty() || s.nr_gap_blocks == s.gap_blocks {
-        return std::borrow::Cow::Borrowed(&s.gap_blocks);
+        return &s.gap_blocks;
     }
     if s.gap_blocks.is_empty() {
-        return std::borrow::Cow::Borrowed(&s.nr_gap_blocks);
+        return &s.nr_gap_blocks;
     }
-    std::borrow::Cow::Owned(
-        s.gap_blocks
-            .iter()
-            .chain(&s.nr_gap_blocks)
-            .copied()
-            .collect(),
-    )
+    merged.clear();
+    merged.extend(s.gap_blocks.iter().chain(&s.nr_gap_blocks).copied());
+    merged
 }

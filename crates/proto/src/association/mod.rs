@@ -205,6 +205,8 @@ pub struct Association {
     rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
     ack_scratch: send::Acked,
+    /// The lists incoming SACKs are decoded into, kept for their capacity.
+    sack_in: input::SackIn,
     /// RACK-TLP, the time-based loss detector (it keeps every path's state).
     rack: send::loss::rack::Rack,
     /// The paths as the stream scheduler sees them (refreshed before it chooses).
@@ -309,6 +311,7 @@ impl Association {
             rx_datagram_len: 0,
             ack_scratch: send::Acked::default(),
             rack: Default::default(),
+            sack_in: Default::default(),
             views: Vec::new(),
             local_addrs: Vec::new(),
             path_events: Default::default(),

@@ -160,6 +160,7 @@ impl Association {
                 Chunk::NrSack(s) => (s.cum_tsn_ack, s.a_rwnd),
                 _ => unreachable!("make_sack makes a SACK or NR-SACK"),
             };
+            self.recycle_sack(sack);
             for s in self.make_ls_sacks(now, cum, a_rwnd, *room) {
                 let _ = Chunk::Unknown(braid_wire::RawChunk::from_body(&s)).encode(buf);
             }
@@ -180,7 +181,9 @@ impl Association {
             }
             return;
         }
-        if sack.encode(buf).is_err() || buf.len() - before > *room {
+        let written = sack.encode(buf).is_ok();
+        self.recycle_sack(sack);
+        if !written || buf.len() - before > *room {
             buf.truncate(before);
             self.sack.due = true;
             return;

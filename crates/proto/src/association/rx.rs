@@ -90,6 +90,17 @@ pub(super) struct SackState {
     promised: usize,
     /// Moving average (gain 1/8) of new chunks' payload lengths, for a_rwnd's charge.
     chunk_len_avg: usize,
+    /// The block and duplicate lists of the last SACK built, returned after it was written
+    /// (`recycle_sack`): a SACK with gap blocks allocates nothing once they have grown.
+    spare: SpareLists,
+}
+
+/// A SACK's lists, kept between SACKs for their capacity.
+#[derive(Debug, Default)]
+struct SpareLists {
+    gap_blocks: Vec<GapAckBlock>,
+    nr_gap_blocks: Vec<GapAckBlock>,
+    dup_tsns: Vec<u32>,
 }
 
 impl SackState {
@@ -108,6 +119,7 @@ impl SackState {
             rbit: false,
             promised: a_rwnd,
             chunk_len_avg: TYPICAL_CHUNK,
+            spare: SpareLists::default(),
         }
     }
 }
@@ -380,7 +392,8 @@ impl Association {
     /// Builds the SACK, with as many gap blocks as fit in `room` bytes (up to
     /// `max_gap_blocks`), and resets the delayed-ack state.
     pub(super) fn make_sack(&mut self, room: usize) -> Chunk {
-        let mut dup_tsns = Vec::new();
+        let mut dup_tsns = std::mem::take(&mut self.sack.spare.dup_tsns);
+        dup_tsns.clear();
         self.tsn_map.take_duplicates(&mut dup_tsns);
         // RFC 9260 §3.3.4: the SACK must fit in one packet; after a burst of losses on a long
         // fat path every hole it reports is one the sender can repair this round trip.
@@ -393,7 +406,8 @@ impl Association {
         // shrink when duplicates come (a block dropped reads as reneging, §6.2.1).
         let entries = room.saturating_sub(header) / 4;
         let max_blocks = self.cfg.max_gap_blocks.min(entries / lists);
-        let mut gap_blocks: Vec<GapAckBlock> = Vec::new();
+        let mut gap_blocks = std::mem::take(&mut self.sack.spare.gap_blocks);
+        gap_blocks.clear();
         if self.features.nr_sack
             && self.cfg.nr_sack_policy == NrSackPolicy::Received
             && max_blocks < self.cfg.max_gap_blocks
@@ -429,7 +443,12 @@ impl Association {
             // non-renegable; the Delivered policy holds back undelivered ordered chunks.
             let cum = self.tsn_map.cum_tsn();
             let nr_gap_blocks = match self.cfg.nr_sack_policy {
-                NrSackPolicy::Received => gap_blocks.clone(),
+                NrSackPolicy::Received => {
+                    let mut nr = std::mem::take(&mut self.sack.spare.nr_gap_blocks);
+                    nr.clear();
+                    nr.extend_from_slice(&gap_blocks);
+                    nr
+                }
                 NrSackPolicy::Delivered => {
                     let reasm = &self.reasm;
                     let interleaved = self.features.idata;
@@ -458,6 +477,23 @@ impl Association {
             gap_blocks,
             dup_tsns,
         })
+    }
+
+    /// A SACK from `make_sack` was written (or dropped): its lists are kept for the next.
+    pub(super) fn recycle_sack(&mut self, sack: Chunk) {
+        let spare = &mut self.sack.spare;
+        match sack {
+            Chunk::Sack(s) => {
+                spare.gap_blocks = s.gap_blocks;
+                spare.dup_tsns = s.dup_tsns;
+            }
+            Chunk::NrSack(s) => {
+                spare.gap_blocks = s.gap_blocks;
+                spare.nr_gap_blocks = s.nr_gap_blocks;
+                spare.dup_tsns = s.dup_tsns;
+            }
+            _ => {}
+        }
     }
 
     /// The application read a message: maybe reopen the window with a SACK (receiver SWS

@@ -293,7 +293,9 @@ impl Endpoint {
     /// Re-arms the timers of the associations touched since the last call. A deadline
     /// that moved later keeps its earlier queue entry, which re-arms when it comes up.
     fn refresh_timers(&mut self) {
-        for id in std::mem::take(&mut self.dirty) {
+        // The list keeps its capacity: a fresh one cost an allocation per packet sent.
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &id in &dirty {
             let Some(e) = self.assocs.get_mut(&id) else {
                 continue;
             };
@@ -305,6 +307,8 @@ impl Endpoint {
                 self.timers.push(Reverse((t, id)));
             }
         }
+        dirty.clear();
+        self.dirty = dirty;
     }
 
     /// The next association created by a peer (accepted through a valid COOKIE-ECHO).

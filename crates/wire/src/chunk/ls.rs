@@ -274,8 +274,10 @@ impl ChunkBody for LsSack {
         // Checked before allocating, so a lying count cannot reserve memory.
         check_counts(Self::NAME, &r, n_gaps + n_dups)?;
         psn_in_range(Self::NAME, cum_psn, "Cumulative PSN Ack above 4095")?;
-        let gap_blocks = read_blocks(&mut r, n_gaps)?;
-        let dup_psns = read_tsns(&mut r, n_dups)?;
+        let mut gap_blocks = Vec::new();
+        read_blocks(&mut r, n_gaps, &mut gap_blocks)?;
+        let mut dup_psns = Vec::new();
+        read_tsns(&mut r, n_dups, &mut dup_psns)?;
         if dup_psns.iter().any(|p| *p > u32::from(LS_MAX_PSN)) {
             return Err(DecodeError::Inconsistent {
                 what: Self::NAME,

@@ -42,26 +42,32 @@ pub struct NrSack {
     pub dup_tsns: Vec<u32>,
 }
 
-impl ChunkBody for NrSack {
-    const TYPE: ChunkType = ChunkType::NR_SACK;
-    const NAME: &'static str = "NR-SACK chunk";
-
-    fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
+impl NrSack {
+    /// Decodes an NR-SACK's value into `out`, reusing its lists' capacity. On an error
+    /// `out` holds part of it.
+    pub fn decode_into(value: &Bytes, out: &mut Self) -> Result<()> {
         let mut r = Reader::new(value, Self::NAME);
-        let cum_tsn_ack = r.u32()?;
-        let a_rwnd = r.u32()?;
+        out.cum_tsn_ack = r.u32()?;
+        out.a_rwnd = r.u32()?;
         let n_gaps = r.u16()? as usize;
         let n_nr = r.u16()? as usize;
         let n_dups = r.u16()? as usize;
         let _reserved = r.u16()?;
         check_counts(Self::NAME, &r, n_gaps + n_nr + n_dups)?;
-        Ok(Self {
-            cum_tsn_ack,
-            a_rwnd,
-            gap_blocks: read_blocks(&mut r, n_gaps)?,
-            nr_gap_blocks: read_blocks(&mut r, n_nr)?,
-            dup_tsns: read_tsns(&mut r, n_dups)?,
-        })
+        read_blocks(&mut r, n_gaps, &mut out.gap_blocks)?;
+        read_blocks(&mut r, n_nr, &mut out.nr_gap_blocks)?;
+        read_tsns(&mut r, n_dups, &mut out.dup_tsns)
+    }
+}
+
+impl ChunkBody for NrSack {
+    const TYPE: ChunkType = ChunkType::NR_SACK;
+    const NAME: &'static str = "NR-SACK chunk";
+
+    fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
+        let mut s = Self::default();
+        Self::decode_into(value, &mut s)?;
+        Ok(s)
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {

@@ -48,23 +48,27 @@ pub struct Sack {
     pub dup_tsns: Vec<u32>,
 }
 
-pub(super) fn read_blocks(r: &mut Reader<'_>, n: usize) -> Result<Vec<GapAckBlock>> {
-    let mut v = Vec::with_capacity(n);
+/// `n` gap ack blocks into `v` (emptied first, its capacity kept).
+pub(super) fn read_blocks(r: &mut Reader<'_>, n: usize, v: &mut Vec<GapAckBlock>) -> Result<()> {
+    v.clear();
+    v.reserve(n);
     for _ in 0..n {
         v.push(GapAckBlock {
             start: r.u16()?,
             end: r.u16()?,
         });
     }
-    Ok(v)
+    Ok(())
 }
 
-pub(super) fn read_tsns(r: &mut Reader<'_>, n: usize) -> Result<Vec<u32>> {
-    let mut v = Vec::with_capacity(n);
+/// `n` TSNs into `v` (emptied first, its capacity kept).
+pub(super) fn read_tsns(r: &mut Reader<'_>, n: usize, v: &mut Vec<u32>) -> Result<()> {
+    v.clear();
+    v.reserve(n);
     for _ in 0..n {
         v.push(r.u32()?);
     }
-    Ok(v)
+    Ok(())
 }
 
 pub(super) fn put_blocks(out: &mut Vec<u8>, blocks: &[GapAckBlock]) {
@@ -89,24 +93,30 @@ pub(super) fn check_counts(what: &'static str, r: &Reader<'_>, words: usize) -> 
     Ok(())
 }
 
+impl Sack {
+    /// Decodes a SACK's value into `out`, reusing its lists' capacity (a receiver of many
+    /// SACKs allocates nothing once they have grown). On an error `out` holds part of it.
+    pub fn decode_into(value: &Bytes, out: &mut Self) -> Result<()> {
+        let mut r = Reader::new(value, Self::NAME);
+        out.cum_tsn_ack = r.u32()?;
+        out.a_rwnd = r.u32()?;
+        let n_gaps = r.u16()? as usize;
+        let n_dups = r.u16()? as usize;
+        // Checked before allocating, so a lying count cannot reserve memory.
+        check_counts(Self::NAME, &r, n_gaps + n_dups)?;
+        read_blocks(&mut r, n_gaps, &mut out.gap_blocks)?;
+        read_tsns(&mut r, n_dups, &mut out.dup_tsns)
+    }
+}
+
 impl ChunkBody for Sack {
     const TYPE: ChunkType = ChunkType::SACK;
     const NAME: &'static str = "SACK chunk";
 
     fn decode(_flags: u8, value: &Bytes) -> Result<Self> {
-        let mut r = Reader::new(value, Self::NAME);
-        let cum_tsn_ack = r.u32()?;
-        let a_rwnd = r.u32()?;
-        let n_gaps = r.u16()? as usize;
-        let n_dups = r.u16()? as usize;
-        // Checked before allocating, so a lying count cannot reserve memory.
-        check_counts(Self::NAME, &r, n_gaps + n_dups)?;
-        Ok(Self {
-            cum_tsn_ack,
-            a_rwnd,
-            gap_blocks: read_blocks(&mut r, n_gaps)?,
-            dup_tsns: read_tsns(&mut r, n_dups)?,
-        })
+        let mut s = Self::default();
+        Self::decode_into(value, &mut s)?;
+        Ok(s)
     }
 
     fn encode_value(&self, out: &mut Vec<u8>) {
