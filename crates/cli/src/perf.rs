@@ -122,6 +122,9 @@ pub(crate) struct ServerArgs {
     /// T3, SACK paths, scheduler picks) as JSON lines into DIR/assoc-ID.jsonl.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
+    /// Write the same decisions as qlog (JSON-SEQ, for qvis) into DIR/assoc-ID.sqlog.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -215,6 +218,9 @@ pub(crate) struct ClientArgs {
     /// T3, SACK paths, scheduler picks) as JSON lines into DIR/assoc-ID.jsonl.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
+    /// Write the same decisions as qlog (JSON-SEQ, for qvis) into DIR/assoc-ID.sqlog.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
     /// Interactive workload `SIZE@RATE` (e.g. `100@20`), with --time: stream 0 sends bulk
     /// messages of --msg-size back to back (keeping at most 3 MiB unacknowledged), stream 1
     /// SIZE-byte messages at RATE per second. Two streams; --streams is ignored.
@@ -644,8 +650,12 @@ impl Progress {
     }
 }
 
-/// Driver options: a pcap recording and a trace directory if asked for.
-fn net_config(pcap: Option<&Path>, trace: Option<&Path>) -> Result<NetConfig, Error> {
+/// Driver options: a pcap recording, a trace and a qlog directory if asked for.
+fn net_config(
+    pcap: Option<&Path>,
+    trace: Option<&Path>,
+    qlog: Option<&Path>,
+) -> Result<NetConfig, Error> {
     let mut net = NetConfig::default();
     if let Some(p) = pcap {
         let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -654,6 +664,10 @@ fn net_config(pcap: Option<&Path>, trace: Option<&Path>) -> Result<NetConfig, Er
     if let Some(d) = trace {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         net.trace_dir = Some(d.to_path_buf());
+    }
+    if let Some(d) = qlog {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        net.qlog_dir = Some(d.to_path_buf());
     }
     Ok(net)
 }
@@ -746,7 +760,11 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     let ep = bind::endpoint(
         cfg,
         &args.bind,
-        net_config(args.pcap.as_deref(), args.trace.as_deref())?,
+        net_config(
+            args.pcap.as_deref(),
+            args.trace.as_deref(),
+            args.qlog.as_deref(),
+        )?,
     )?;
     let progress = Progress::new(args.json);
     let to = crate::bind::list(&args.connect);
@@ -1404,7 +1422,11 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
     let ep = bind::endpoint(
         cfg,
         &args.bind,
-        net_config(args.pcap.as_deref(), args.trace.as_deref())?,
+        net_config(
+            args.pcap.as_deref(),
+            args.trace.as_deref(),
+            args.qlog.as_deref(),
+        )?,
     )?;
     let progress = Progress::new(args.json);
     for a in ep.local_addrs() {

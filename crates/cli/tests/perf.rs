@@ -698,8 +698,11 @@ fn bind_to_an_address_in_use_names_it() {
 
 /// `--log` installs a subscriber: the core's own events reach stderr (here the debug event
 /// of the association's close), and a filter that does not parse is an error, not silence.
+/// `--qlog DIR` writes the association's qlog (JSON-SEQ) there.
 #[test]
-fn log_shows_the_cores_events() {
+fn log_shows_the_cores_events_and_qlog_writes_a_file() {
+    let qdir = std::env::temp_dir().join(format!("braid-cli-qlog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&qdir);
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let server = Guard::spawn(
@@ -720,6 +723,8 @@ fn log_shows_the_cores_events() {
                 "--bytes",
                 "1MiB",
             ])
+            .arg("--qlog")
+            .arg(&qdir)
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
     );
@@ -728,6 +733,16 @@ fn log_shows_the_cores_events() {
     let err = String::from_utf8_lossy(&c.stderr);
     assert!(c.status.success(), "{err}");
     assert!(err.contains("association closed"), "{err}");
+    let qlog = std::fs::read_to_string(qdir.join("assoc-0.sqlog")).unwrap();
+    std::fs::remove_dir_all(&qdir).unwrap();
+    let records: Vec<serde_json::Value> = qlog
+        .split('\u{1e}')
+        .filter(|r| !r.is_empty())
+        .map(|r| serde_json::from_str(r).unwrap())
+        .collect();
+    assert_eq!(records[0]["qlog_format"], "JSON-SEQ");
+    let has = |n: &str| records.iter().any(|r| r["name"] == n);
+    assert!(has("recovery:metrics_updated") && has("connectivity:connection_state_updated"));
     let bad = Command::new(BRAID)
         .args(["--log", "braid_proto=[", "demo"])
         .output()

@@ -122,6 +122,12 @@ impl EndpointBuilder {
         self
     }
 
+    /// Writes each association's decisions as qlog to `dir/assoc-ID.sqlog`.
+    pub fn qlog_dir(mut self, dir: PathBuf) -> Self {
+        self.net.qlog_dir = Some(dir);
+        self
+    }
+
     /// Validates the configuration, binds the sockets and starts the endpoint's task. Must
     /// be called within a tokio runtime.
     ///

@@ -360,12 +360,20 @@ impl Driver {
         // Several local addresses make associations multi-homed (RFC 9260 §5.1.2).
         ep.set_local_addresses(socks.iter().map(|s| s.local).collect());
         let pcap = net.pcap.map(PcapWriter::new).transpose()?;
-        let trace = net.trace_dir.map(|dir| {
-            braid_proto::JsonLines::new(move |id| {
-                let f = std::fs::File::create(dir.join(format!("assoc-{}.jsonl", id.0)))?;
+        let opener = |dir: std::path::PathBuf, ext: &'static str| {
+            move |id: braid_proto::AssocId| {
+                let f = std::fs::File::create(dir.join(format!("assoc-{}.{ext}", id.0)))?;
                 Ok(std::io::BufWriter::new(f))
-            })
-        });
+            }
+        };
+        let trace = match (net.trace_dir, net.qlog_dir) {
+            (None, None) => None,
+            (Some(d), None) => Some(braid_proto::JsonLines::new(opener(d, "jsonl"))),
+            (None, Some(q)) => Some(braid_proto::JsonLines::qlog(opener(q, "sqlog"))),
+            (Some(d), Some(q)) => {
+                Some(braid_proto::JsonLines::new(opener(d, "jsonl")).with_qlog(opener(q, "sqlog")))
+            }
+        };
         let gro = socks
             .iter()
             .map(|s| s.state.gro_segments())

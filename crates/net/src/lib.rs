@@ -121,6 +121,9 @@ pub struct NetConfig {
     /// Write each association's decision trace (`braid_proto::trace`: path states, windows,
     /// fast retransmits, T3, SACK paths, scheduler picks) to `DIR/assoc-ID.jsonl`.
     pub trace_dir: Option<std::path::PathBuf>,
+    /// Write the same decisions as qlog (JSON-SEQ, `braid_proto::qlog`) to
+    /// `DIR/assoc-ID.sqlog`.
+    pub qlog_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for NetConfig {
@@ -129,6 +132,7 @@ impl Default for NetConfig {
             socket_buffer: 4 << 20,
             pcap: None,
             trace_dir: None,
+            qlog_dir: None,
         }
     }
 }
@@ -139,6 +143,7 @@ impl fmt::Debug for NetConfig {
             .field("socket_buffer", &self.socket_buffer)
             .field("pcap", &self.pcap.is_some())
             .field("trace_dir", &self.trace_dir)
+            .field("qlog_dir", &self.qlog_dir)
             .finish()
     }
 }

@@ -17,6 +17,8 @@ mod cookie;
 pub mod endpoint;
 pub mod event;
 pub mod path;
+#[cfg(feature = "qlog")]
+pub mod qlog;
 mod recv;
 mod sched;
 mod serial;

@@ -71,6 +71,12 @@ pub enum TraceEvent {
         ssthresh: usize,
         /// Why.
         cause: WindowCause,
+        /// Bytes in flight on the path then.
+        flight: usize,
+        /// The path's smoothed RTT then, if measured.
+        srtt: Option<std::time::Duration>,
+        /// The path's RTT variation then.
+        rttvar: std::time::Duration,
     },
     /// A chunk was marked for fast retransmission (§7.2.4).
     FastRetransmit {
@@ -174,12 +180,21 @@ impl TraceEvent {
                 cwnd,
                 ssthresh,
                 cause,
-            } => write!(
-                s,
-                ",\"path\":{},\"cwnd\":{cwnd},\"ssthresh\":{ssthresh},\"cause\":\"{}\"",
-                path.0,
-                cause.as_str()
-            ),
+                flight,
+                srtt,
+                rttvar,
+            } => {
+                let _ = write!(
+                    s,
+                    ",\"path\":{},\"cwnd\":{cwnd},\"ssthresh\":{ssthresh},\"cause\":\"{}\",\"flight\":{flight}",
+                    path.0,
+                    cause.as_str()
+                );
+                if let Some(r) = srtt {
+                    let _ = write!(s, ",\"srtt_us\":{}", r.as_micros());
+                }
+                write!(s, ",\"rttvar_us\":{}", rttvar.as_micros())
+            }
             Self::FastRetransmit {
                 tsn,
                 lost_on,
@@ -278,64 +293,139 @@ impl Trace {
     }
 }
 
-/// Writes every association's trace as JSON lines to a writer of its own, which the driver
-/// opens (a file per association, say): the one piece both drivers share, so the simulator
-/// and the socket driver produce the same files.
-pub struct JsonLines<W: std::io::Write> {
+/// An association's file, opened the first time it has an event.
+struct Files<W> {
     open: Box<dyn FnMut(crate::AssocId) -> std::io::Result<W> + Send>,
     out: std::collections::BTreeMap<crate::AssocId, W>,
 }
 
-impl<W: std::io::Write> std::fmt::Debug for JsonLines<W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JsonLines")
-            .field("associations", &self.out.len())
-            .finish()
-    }
-}
-
-impl<W: std::io::Write> JsonLines<W> {
-    /// A writer set that opens an association's writer with `open` the first time it has
-    /// an event.
-    pub fn new(open: impl FnMut(crate::AssocId) -> std::io::Result<W> + Send + 'static) -> Self {
+impl<W: std::io::Write> Files<W> {
+    fn new(open: impl FnMut(crate::AssocId) -> std::io::Result<W> + Send + 'static) -> Self {
         Self {
             open: Box::new(open),
             out: std::collections::BTreeMap::new(),
         }
     }
 
+    fn get(&mut self, id: crate::AssocId) -> std::io::Result<&mut W> {
+        match self.out.entry(id) {
+            std::collections::btree_map::Entry::Occupied(e) => Ok(e.into_mut()),
+            std::collections::btree_map::Entry::Vacant(v) => Ok(v.insert((self.open)(id)?)),
+        }
+    }
+
+    fn forget(&mut self, id: crate::AssocId) -> std::io::Result<()> {
+        self.out.remove(&id).map_or(Ok(()), |mut w| w.flush())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.values_mut().try_for_each(std::io::Write::flush)
+    }
+}
+
+/// Writes every association's trace to files of its own, which the driver opens (a file
+/// per association, say): as JSON lines, as qlog (feature `qlog`, [`crate::qlog`]), or
+/// both from the same events. The one piece both drivers share, so the simulator and the
+/// socket driver produce the same files.
+pub struct JsonLines<W: std::io::Write> {
+    lines: Option<Files<W>>,
+    #[cfg(feature = "qlog")]
+    qlog: Option<(
+        Files<W>,
+        std::collections::BTreeMap<crate::AssocId, crate::qlog::QlogFile>,
+    )>,
+}
+
+impl<W: std::io::Write> std::fmt::Debug for JsonLines<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonLines")
+            .field(
+                "associations",
+                &self.lines.as_ref().map_or(0, |l| l.out.len()),
+            )
+            .finish()
+    }
+}
+
+impl<W: std::io::Write> JsonLines<W> {
+    /// A writer set that opens an association's JSON-lines writer with `open` the first
+    /// time it has an event.
+    pub fn new(open: impl FnMut(crate::AssocId) -> std::io::Result<W> + Send + 'static) -> Self {
+        Self {
+            lines: Some(Files::new(open)),
+            #[cfg(feature = "qlog")]
+            qlog: None,
+        }
+    }
+
+    /// A writer set of qlog files only (JSON-SEQ, one per association, opened with `open`).
+    #[cfg(feature = "qlog")]
+    pub fn qlog(open: impl FnMut(crate::AssocId) -> std::io::Result<W> + Send + 'static) -> Self {
+        Self {
+            lines: None,
+            qlog: Some((Files::new(open), std::collections::BTreeMap::new())),
+        }
+    }
+
+    /// Also writes the same events as qlog, into files opened with `open`.
+    #[cfg(feature = "qlog")]
+    #[must_use]
+    pub fn with_qlog(
+        mut self,
+        open: impl FnMut(crate::AssocId) -> std::io::Result<W> + Send + 'static,
+    ) -> Self {
+        self.qlog = Some((Files::new(open), std::collections::BTreeMap::new()));
+        self
+    }
+
+    /// Writes one event of association `id` at `at`.
+    pub fn write(
+        &mut self,
+        id: crate::AssocId,
+        at: Instant,
+        ev: &TraceEvent,
+    ) -> std::io::Result<()> {
+        if let Some(l) = &mut self.lines {
+            writeln!(l.get(id)?, "{}", ev.to_json_line(at))?;
+        }
+        #[cfg(feature = "qlog")]
+        if let Some((files, state)) = &mut self.qlog {
+            let mut s = String::new();
+            state.entry(id).or_default().records(id, at, ev, &mut s);
+            files.get(id)?.write_all(s.as_bytes())?;
+        }
+        Ok(())
+    }
+
     /// Turns tracing on in `ep` and writes what its associations recorded so far.
     pub fn drain(&mut self, ep: &mut crate::Endpoint) -> std::io::Result<()> {
         ep.set_tracing(true);
         let mut result = Ok(());
-        let (open, out) = (&mut self.open, &mut self.out);
         ep.drain_traces(|id, at, ev| {
-            if result.is_err() {
-                return;
+            if result.is_ok() {
+                result = self.write(id, at, ev);
             }
-            let w = match out.entry(id) {
-                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::btree_map::Entry::Vacant(v) => match open(id) {
-                    Ok(w) => v.insert(w),
-                    Err(e) => {
-                        result = Err(e);
-                        return;
-                    }
-                },
-            };
-            result = writeln!(w, "{}", ev.to_json_line(at));
         });
         result
     }
 
-    /// Flushes and closes the writer of an association the driver forgets.
+    /// Flushes and closes the writers of an association the driver forgets.
     pub fn forget(&mut self, id: crate::AssocId) -> std::io::Result<()> {
-        self.out.remove(&id).map_or(Ok(()), |mut w| w.flush())
+        #[cfg(feature = "qlog")]
+        if let Some((files, state)) = &mut self.qlog {
+            state.remove(&id);
+            files.forget(id)?;
+        }
+        self.lines.as_mut().map_or(Ok(()), |l| l.forget(id))
     }
 
     /// Flushes every writer.
     pub fn flush(&mut self) -> std::io::Result<()> {
-        self.out.values_mut().try_for_each(std::io::Write::flush)
+        #[cfg(feature = "qlog")]
+        if let Some((files, _)) = &mut self.qlog {
+            files.flush()?;
+        }
+        self.lines.as_mut().map_or(Ok(()), Files::flush)
     }
 }
 
@@ -352,10 +442,13 @@ mod tests {
             cwnd: 4380,
             ssthresh: 65535,
             cause: WindowCause::FastRetransmit,
+            flight: 2904,
+            srtt: Some(Duration::from_millis(20)),
+            rttvar: Duration::from_millis(3),
         };
         assert_eq!(
             ev.to_json_line(at),
-            r#"{"time_us":1500,"name":"window","path":1,"cwnd":4380,"ssthresh":65535,"cause":"fast_retransmit"}"#
+            r#"{"time_us":1500,"name":"window","path":1,"cwnd":4380,"ssthresh":65535,"cause":"fast_retransmit","flight":2904,"srtt_us":20000,"rttvar_us":3000}"#
         );
         let ev = TraceEvent::PathState {
             path: PathId(0),

@@ -52,6 +52,8 @@ pub struct RunOptions {
     /// Write every association's decision trace (`braid_proto::trace`) into this directory,
     /// one JSON-lines file per host and association: `a-assoc-0.jsonl`, `b-assoc-0.jsonl`…
     pub trace: Option<PathBuf>,
+    /// Write the same decisions as qlog into this directory: `a-assoc-0.sqlog`…
+    pub qlog: Option<PathBuf>,
     /// Write the measured association's time-sequence record here, as CSV (header
     /// [`SEQUENCE_HEADER`]), if the scenario asks for one (`sequence = true`).
     pub sequence: Option<PathBuf>,
@@ -695,16 +697,31 @@ struct World<'s> {
     connect_error: Option<SimError>,
 }
 
-/// One host's trace files: `DIR/a-assoc-ID.jsonl` for host A, `b-…` for B, and so on.
+/// One host's trace files: `DIR/a-assoc-ID.jsonl` for host A, `b-…` for B, and so on; the
+/// qlog ones `QDIR/a-assoc-ID.sqlog`.
 type TraceFiles = braid_proto::JsonLines<BufWriter<File>>;
 
-fn trace_files(dir: &std::path::Path, host: usize) -> TraceFiles {
-    let dir = dir.to_path_buf();
+fn trace_files(
+    dir: Option<&std::path::Path>,
+    qlog: Option<&std::path::Path>,
+    host: usize,
+) -> Option<TraceFiles> {
     let letter = char::from(b'a' + (host % 26) as u8);
-    braid_proto::JsonLines::new(move |id| {
-        let f = File::create(dir.join(format!("{letter}-assoc-{}.jsonl", id.0)))?;
-        Ok(BufWriter::new(f))
-    })
+    let opener = |dir: &std::path::Path, ext: &'static str| {
+        let dir = dir.to_path_buf();
+        move |id: braid_proto::AssocId| {
+            let f = File::create(dir.join(format!("{letter}-assoc-{}.{ext}", id.0)))?;
+            Ok(BufWriter::new(f))
+        }
+    };
+    match (dir, qlog) {
+        (None, None) => None,
+        (Some(d), None) => Some(braid_proto::JsonLines::new(opener(d, "jsonl"))),
+        (None, Some(q)) => Some(braid_proto::JsonLines::qlog(opener(q, "sqlog"))),
+        (Some(d), Some(q)) => {
+            Some(braid_proto::JsonLines::new(opener(d, "jsonl")).with_qlog(opener(q, "sqlog")))
+        }
+    }
 }
 
 impl<'s> World<'s> {
@@ -835,17 +852,18 @@ impl<'s> World<'s> {
             }
             _ => None,
         };
-        let traces = match &opts.trace {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|source| SimError::Io {
-                    path: dir.clone(),
-                    source,
-                })?;
-                (0..hosts.len())
-                    .map(|h| Some(trace_files(dir, h)))
-                    .collect()
-            }
-            None => Vec::new(),
+        for dir in opts.trace.iter().chain(&opts.qlog) {
+            std::fs::create_dir_all(dir).map_err(|source| SimError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        let traces = if opts.trace.is_some() || opts.qlog.is_some() {
+            (0..hosts.len())
+                .map(|h| trace_files(opts.trace.as_deref(), opts.qlog.as_deref(), h))
+                .collect()
+        } else {
+            Vec::new()
         };
         let series = (s.timeseries.is_some() && opts.timeseries.is_some()).then(|| {
             let mut t = String::from(TIMESERIES_HEADER);
@@ -1414,7 +1432,7 @@ impl<'s> World<'s> {
         for h in 0..self.traces.len() {
             self.drain_trace(h);
         }
-        if let Some(dir) = &opts.trace {
+        if let Some(dir) = opts.trace.as_ref().or(opts.qlog.as_ref()) {
             let io = |source| SimError::Io {
                 path: dir.clone(),
                 source,

@@ -208,6 +208,11 @@ pub fn run_all(
             } else {
                 None
             },
+            qlog: if sc.qlog {
+                file("qlog", "d")?.map(|f| f.with_extension(""))
+            } else {
+                None
+            },
             sequence: if sc.sequence {
                 file("sequence", "csv")?
             } else {

@@ -60,6 +60,10 @@ pub struct Scenario {
     /// directory per run: `trace/point{P}-seed{S}/a-assoc-0.jsonl`…
     #[serde(default)]
     pub trace: bool,
+    /// Write the same decisions as qlog (JSON-SEQ, `braid_proto::qlog`), one directory per
+    /// run: `qlog/point{P}-seed{S}/a-assoc-0.sqlog`…
+    #[serde(default)]
+    pub qlog: bool,
     /// Record every DATA chunk sent (original or retransmission, with its path), every DATA
     /// arrival at the receiver, every SACK's cumulative ack at the sender and every change of
     /// a path's cwnd: `sequence/point{P}-seed{S}.csv` (header

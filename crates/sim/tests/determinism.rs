@@ -75,6 +75,7 @@ fn run_with_outputs(s: &Scenario, seed: u64, tag: &str) -> (RunResult, Vec<u8>, 
             timeseries: Some(series.clone()),
             fault: None,
             trace: None,
+            qlog: None,
             sequence: None,
         },
     )

@@ -131,3 +131,63 @@ fn state_changes_are_traced() {
     assert!(done.contains(r#""pmtu":1400"#), "{done}");
     assert_eq!(r.metrics["path_A_pmtu"], 1400.0);
 }
+
+/// `qlog = true` writes the same decisions as qlog: JSON-SEQ records that parse, a header,
+/// a `recovery:metrics_updated` per window change of the JSON-lines trace (with the same
+/// cwnd), `recovery:packet_lost` per fast retransmit, and every event again in the `sctp`
+/// namespace.
+#[test]
+fn qlog_is_a_view_of_the_same_events() {
+    let dir = std::env::temp_dir().join(format!("braid-sim-qlog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let s: Scenario = toml::from_str(TWO_LOSSY_PATHS).unwrap();
+    let opts = RunOptions {
+        seed: 3,
+        trace: Some(dir.join("trace")),
+        qlog: Some(dir.join("qlog")),
+        ..RunOptions::default()
+    };
+    run(&s, &opts).unwrap();
+    let lines = std::fs::read_to_string(dir.join("trace/a-assoc-0.jsonl")).unwrap();
+    let qlog = std::fs::read_to_string(dir.join("qlog/a-assoc-0.sqlog")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let records: Vec<serde_json::Value> = qlog
+        .split('\u{1e}')
+        .filter(|r| !r.is_empty())
+        .map(|r| serde_json::from_str(r).unwrap_or_else(|e| panic!("{e}: {r}")))
+        .collect();
+    assert_eq!(records[0]["qlog_format"], "JSON-SEQ");
+    let named = |n: &str| {
+        records
+            .iter()
+            .filter(|r| r["name"] == n)
+            .collect::<Vec<_>>()
+    };
+    let windows: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["name"] == "window")
+        .collect();
+    let metrics = named("recovery:metrics_updated");
+    assert!(windows.len() > 100, "{}", windows.len());
+    assert_eq!(metrics.len(), windows.len());
+    for (m, w) in metrics.iter().zip(&windows) {
+        assert_eq!(m["data"]["congestion_window"], w["cwnd"]);
+        assert_eq!(m["data"]["path_id"], w["path"]);
+        assert_eq!(m["data"]["bytes_in_flight"], w["flight"]);
+        // qlog rounds to the µs, the JSON lines truncate: within 1.5 µs.
+        let t = m["time"].as_f64().unwrap();
+        assert!(
+            (t * 1000.0 - w["time_us"].as_f64().unwrap()).abs() < 1.5,
+            "{m} {w}"
+        );
+    }
+    let fr = lines
+        .lines()
+        .filter(|l| l.contains(r#""name":"fast_retransmit""#))
+        .count();
+    assert!(fr > 0);
+    assert_eq!(named("recovery:packet_lost").len(), fr);
+    assert_eq!(named("sctp:window").len(), windows.len());
+    assert!(!named("recovery:congestion_state_updated").is_empty());
+}

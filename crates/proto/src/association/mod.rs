@@ -505,14 +505,17 @@ impl Association {
         if !self.trace.enabled() {
             return;
         }
-        let cc = &self.paths[path.0 as usize].cc;
-        let (cwnd, ssthresh) = (cc.window(), cc.ssthresh());
+        let p = &self.paths[path.0 as usize];
+        let (cwnd, ssthresh) = (p.cc.window(), p.cc.ssthresh());
         if (cwnd, ssthresh) != before {
             let ev = crate::TraceEvent::Window {
                 path,
                 cwnd,
                 ssthresh,
                 cause,
+                flight: p.flight_size,
+                srtt: p.rtt.srtt(),
+                rttvar: p.rtt.rttvar(),
             };
             self.trace.record(now, ev);
         }
