@@ -9,12 +9,47 @@ use std::time::Duration;
 const BRAID: &str = env!("CARGO_BIN_EXE_braid");
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// Kills the child if the test fails before it exited.
-struct Guard(Option<Child>);
+/// Kills the child if the test fails before it exited. A server's stderr is read by a
+/// thread (`spawn_ready`), which hands it back with the output.
+struct Guard(Option<Child>, Option<StderrReader>);
+
+/// The thread reading a child's stderr, and what it read.
+type StderrReader = (
+    std::thread::JoinHandle<()>,
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+);
 
 impl Guard {
     fn spawn(cmd: &mut Command) -> Self {
-        Self(Some(cmd.spawn().unwrap()))
+        Self(Some(cmd.spawn().unwrap()), None)
+    }
+
+    /// Spawns a server (stderr piped) and returns once it printed its "listening on" line,
+    /// instead of sleeping for a time that a busy machine may exceed.
+    fn spawn_ready(cmd: &mut Command) -> Self {
+        use std::io::BufRead;
+        let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
+        let err = child.stderr.take().unwrap();
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = buf.clone();
+        let reader = std::thread::spawn(move || {
+            let mut r = std::io::BufReader::new(err);
+            let mut line = Vec::new();
+            while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                if String::from_utf8_lossy(&line).contains("listening on") {
+                    let _ = tx.send(());
+                }
+                b.lock().unwrap().extend_from_slice(&line);
+                line.clear();
+            }
+        });
+        let g = Self(Some(child), Some((reader, buf)));
+        if rx.recv_timeout(Duration::from_secs(20)).is_err() {
+            let got = String::from_utf8_lossy(&g.1.as_ref().unwrap().1.lock().unwrap()).to_string();
+            panic!("the server never said it listens: {got}");
+        }
+        g
     }
 
     /// Waits (bounded) for the exit and collects stdout and stderr.
@@ -37,7 +72,12 @@ impl Guard {
             std::thread::sleep(Duration::from_millis(20));
             waited += Duration::from_millis(20);
         }
-        c.wait_with_output().unwrap()
+        let mut out = c.wait_with_output().unwrap();
+        if let Some((reader, buf)) = self.1.take() {
+            let _ = reader.join();
+            out.stderr = std::mem::take(&mut *buf.lock().unwrap());
+        }
+        out
     }
 }
 
@@ -80,14 +120,13 @@ fn run_perf(
 ) -> (serde_json::Value, serde_json::Value) {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let server = Guard::spawn(
+    let server = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["perf", "server", "--bind", &addr, "--json", "--one-off"])
             .args(server_extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
-    std::thread::sleep(Duration::from_millis(200));
     let client = Guard::spawn(
         Command::new(BRAID)
             .args([
@@ -156,13 +195,12 @@ fn perf_interactive_bulk_and_small_messages_verified_and_logged() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let log = std::env::temp_dir().join(format!("braid-interactive-{port}.log"));
-    let server = Guard::spawn(
+    let server = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["perf", "server", "--bind", &addr, "--json", "--one-off"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
-    std::thread::sleep(Duration::from_millis(200));
     let client = Guard::spawn(
         Command::new(BRAID)
             .args([
@@ -256,7 +294,7 @@ fn perf_echo_verified_by_the_client() {
 fn perf_cmt_over_two_addresses_per_side_uses_both_paths() {
     // Server on 127.0.0.1 and 127.0.0.2, client on 127.0.0.3 and 127.0.0.4 (same ports).
     let port = free_port();
-    let server = Guard::spawn(
+    let server = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["perf", "server", "--json", "--one-off"])
             .args(["--bind", &format!("127.0.0.1:{port}")])
@@ -264,7 +302,6 @@ fn perf_cmt_over_two_addresses_per_side_uses_both_paths() {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
-    std::thread::sleep(Duration::from_millis(200));
     let client = Guard::spawn(
         Command::new(BRAID)
             .args([
@@ -353,14 +390,13 @@ fn perf_invalid_options_are_errors() {
 fn nc_echo_round_trip() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let server = Guard::spawn(
+    let server = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["nc", "--listen", "--echo", "--bind", &addr])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
-    std::thread::sleep(Duration::from_millis(200));
     let input: Vec<u8> = (0..3_000_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -426,14 +462,13 @@ fn signal(g: &Guard, sig: &str) {
 
 /// A long-running (not --one-off) server with `--json` and the extra flags.
 fn multi_server(addr: &str, extra: &[&str]) -> Guard {
-    let g = Guard::spawn(
+    let g = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["perf", "server", "--bind", addr, "--json"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
-    std::thread::sleep(Duration::from_millis(300));
     g
 }
 
@@ -587,13 +622,12 @@ fn perf_server_survives_killed_aborting_and_misbehaving_clients() {
 #[test]
 fn perf_client_ctrl_c_prints_the_summary() {
     let addr = format!("127.0.0.1:{}", free_port());
-    let server = Guard::spawn(
+    let server = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["perf", "server", "--bind", &addr, "--one-off"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
-    std::thread::sleep(Duration::from_millis(300));
     let client = perf_client(&addr, &["--bind", "127.0.0.1:0", "--time", "30s"]);
     std::thread::sleep(Duration::from_millis(1500));
     let t = clock();
@@ -619,14 +653,13 @@ fn perf_client_ctrl_c_prints_the_summary() {
 #[test]
 fn streams_beyond_the_negotiated_count_fail_fast() {
     let addr = format!("127.0.0.1:{}", free_port());
-    let listener = Guard::spawn(
+    let listener = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["nc", "--listen", "--bind", &addr])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
     );
-    std::thread::sleep(Duration::from_millis(300));
     let t = clock();
     let c = Guard::spawn(
         Command::new(BRAID)
@@ -705,13 +738,12 @@ fn log_shows_the_cores_events_and_qlog_writes_a_file() {
     let _ = std::fs::remove_dir_all(&qdir);
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let server = Guard::spawn(
+    let server = Guard::spawn_ready(
         Command::new(BRAID)
             .args(["perf", "server", "--bind", &addr, "--one-off"])
             .stdout(Stdio::null())
             .stderr(Stdio::null()),
     );
-    std::thread::sleep(Duration::from_millis(200));
     let client = Guard::spawn(
         Command::new(BRAID)
             .args(["--log", "braid_proto=debug", "perf", "client"])
