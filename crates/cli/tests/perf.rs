@@ -462,14 +462,13 @@ fn signal(g: &Guard, sig: &str) {
 
 /// A long-running (not --one-off) server with `--json` and the extra flags.
 fn multi_server(addr: &str, extra: &[&str]) -> Guard {
-    let g = Guard::spawn_ready(
+    Guard::spawn_ready(
         Command::new(BRAID)
             .args(["perf", "server", "--bind", addr, "--json"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
-    );
-    g
+    )
 }
 
 /// A perf client to `addr` with the extra flags (bind, size, ...), not yet waited for.
