@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long fat paths in the simulator (issue 17): one association on one 1 Gbit/s path whose
+# Long fat paths in the simulator: one association on one 1 Gbit/s path whose
 # drop-tail queue holds one bandwidth-delay product, at RTT 10/20/50/100/200 ms, with random
 # loss 0, 0.01 % and 0.1 %, per congestion controller. Default settings otherwise (buffer
 # autotuning on). Prints goodput (mean over SEEDS), its share of the payload rate, the

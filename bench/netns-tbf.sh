@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One association over a real shaped path (issue 17): two network namespaces made here,
+# One association over a real shaped path: two network namespaces made here,
 # joined by a veth pair whose sender side is shaped with `tc qdisc tbf` to RATE (default
 # 200mbit) with a queue of QUEUE packets (default 100; the kernel has no netem, so no added
 # delay). `braid perf client --time TIME` sends MSG_SIZE-byte messages to `braid perf server`

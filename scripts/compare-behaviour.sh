@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Before/after behaviour comparison (issue 11: "no behaviour change").
+# Before/after behaviour comparison ("no behaviour change").
 #
 # Builds the `braid` CLI (release) at two revisions, runs every scenario shipped under
 # scenarios/ (papers/ included) with fixed seeds plus `braid reproduce cmt-scheduling --quick`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# I-DATA interleaving on real sockets with dcSCTP as the receiver (issue 15; the simulator's
+# I-DATA interleaving on real sockets with dcSCTP as the receiver (the simulator's
 # version is scenarios/idata-interleaving.toml, both tables in docs/idata.md).
 #
 # Two network namespaces made here, S — R, joined by a veth pair; S's egress is shaped by

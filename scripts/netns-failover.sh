@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Failover on real sockets (issue 10, "What must show"): two network namespaces made here,
+# Failover on real sockets : two network namespaces made here,
 # joined by two veth pairs (path 1: 10.201.1.1 <-> 10.201.1.2, path 2: 10.201.2.1 <->
 # 10.201.2.2), `braid perf server` multi-homed in one, `braid perf client` multi-homed in
 # the other. Mid-transfer the primary path (1) is cut silently at both ends, then restored

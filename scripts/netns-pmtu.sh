@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Path MTU on real sockets (issue 15): three network namespaces made here, A — R — B, where
+# Path MTU on real sockets: three network namespaces made here, A — R — B, where
 # the A–R veth has an MTU of 1500 and the R–B veth 1400 (R forwards IPv4 and IPv6). braid
 # sets DF, so R answers a larger packet with ICMP "fragmentation needed" / ICMPv6 "packet
 # too big", which braid reads from the socket error queue. `braid perf client` in A sends

@@ -602,7 +602,7 @@ fn paths_json(paths: &[PathInfo]) -> serde_json::Value {
                 // The SCTP packet limit is what the core keeps; "pmtu" adds nothing to it.
                 "mtu": p.mtu,
                 "pmtu_state": p.pmtu_state.map(|s| s.as_str()),
-                // How long new data on the path waited, by what (issue 17).
+                // How long new data on the path waited, by what.
                 "limited_ms": {
                     "cwnd": p.stats.limited.cwnd.as_secs_f64() * 1e3,
                     "peer_window": p.stats.limited.peer_window.as_secs_f64() * 1e3,

@@ -1,4 +1,4 @@
-//! Scale benchmark of issue 10: an endpoint with many associations.
+//! Scale benchmark: an endpoint with many associations.
 //!
 //! ```text
 //! cargo run --release -p braid-net --example scale -- [ASSOCS] [IDLE] [MIB]

@@ -503,7 +503,7 @@ async fn throughput_200_mib() {
     );
 }
 
-/// The peer shuts down while we are still sending (issue 10: the driver used to drop what
+/// The peer shuts down while we are still sending (the driver used to drop what
 /// the handle had accepted): every message `send` accepted arrives, later sends fail with a
 /// clear error, and both sides close gracefully.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

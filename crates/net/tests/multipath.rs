@@ -212,7 +212,7 @@ async fn transfer_between(server: &[&str], client: &[&str], cmt: bool) {
 }
 
 /// Every combination of single- and multi-homed ends, same and different address ranges
-/// (issue 10: a single-homed client of a multi-homed server used to hang).
+/// (a single-homed client of a multi-homed server used to hang).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_homing_combination_transfers_and_closes() {
     let cases: &[(&[&str], &[&str], bool)] = &[

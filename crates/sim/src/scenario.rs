@@ -451,7 +451,7 @@ pub struct AssociationSpec {
     pub spurious_detection: Option<SpuriousDetection>,
     /// PLPMTUD (RFC 8899): probe each path's PMTU from 1200 bytes up to `path_mtu`.
     pub plpmtud: Option<bool>,
-    /// Pace each path's new DATA (issue 17; default off).
+    /// Pace each path's new DATA (default off).
     pub pacing: Option<bool>,
     /// Gap ack blocks one SACK reports at most (default 1024; fewer when the smallest path
     /// MTU holds fewer).

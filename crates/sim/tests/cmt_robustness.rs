@@ -225,7 +225,7 @@ fn cmt_does_not_stall_when_the_receive_window_fills_behind_a_hole() {
 /// stranded on it move once another path answers. Ideal (no detection time): (2 + 8) s at
 /// 193.6 and 12 s at 96.8 Mbit/s = 140.8 Mbit/s on average. The bound allows the cuts 425
 /// Mbit (4.4 s of one path), what the bound of 130 allowed over the whole 25 s before
-/// issue 17: the failover was 126.6 over 25 s before the late-ack and stranded-
+/// the long-fat work. The failover was 126.6 over 25 s before the late-ack and stranded-
 /// retransmission fixes (~510 Mbit lost), 133.0 after, and now 126.1 from 3 s with
 /// MTU-sized SACKs or 64 gap blocks alike. Over the whole run MTU-sized SACKs cost one more
 /// RTO at the start: the slow-start overshoot's ~300 holes come in one SACK and their

@@ -49,7 +49,7 @@ pub enum CongestionControl {
     /// Linked Increases (RFC 6356).
     Lia,
     /// Independent per-path CUBIC (RFC 9438) with HyStart++ (RFC 9406): the default, as it
-    /// fills long fat paths that Reno's linear growth takes minutes to open (issue 17).
+    /// fills long fat paths that Reno's linear growth takes minutes to open.
     #[default]
     Cubic,
 }

@@ -79,7 +79,7 @@ pub struct PathStats {
     pub timeouts: u64,
     /// Tail loss probes sent (RACK-TLP, RFC 8985 §7).
     pub tail_loss_probes: u64,
-    /// How long new data on this path was held back, by what (issue 17).
+    /// How long new data on this path was held back, by what.
     pub limited: LimitTimes,
 }
 

@@ -1,4 +1,4 @@
-//! Pacing of one path's packets (issue 17; quinn-proto's pacer and Linux's fq pacing are the
+//! Pacing of one path's packets (quinn-proto's pacer and Linux's fq pacing are the
 //! models): a token bucket filled at `gain × cwnd / srtt`, twice the window's rate in slow
 //! start and 1.25 times it after (Linux's pacing_ss_ratio and pacing_ca_ratio), holding at
 //! most a short burst (2 ms of the rate, between 10 and 256 MTUs). New DATA waits for a

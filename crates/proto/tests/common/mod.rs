@@ -80,6 +80,17 @@ pub struct Logged {
     pub bytes: Bytes,
 }
 
+/// The seed a test asked for, or `BRAID_SEED` when set: `BRAID_SEED=7 cargo test -p
+/// braid-proto` runs every seeded endpoint of these harnesses with another seed (verification
+/// tags, initial TSNs, nonces), to see which tests hold only for the seed they were written
+/// with.
+pub fn seed_or_env(seed: u64) -> u64 {
+    std::env::var("BRAID_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(seed)
+}
+
 /// Two endpoints joined by two wires (or, multi-homed, by two wires per path).
 pub struct Pair {
     pub now: Instant,
@@ -116,6 +127,7 @@ impl Pair {
 
     /// A client and a listening server, each with its own association settings.
     pub fn new_with(client_cfg: AssociationConfig, cfg: AssociationConfig, seed: u64) -> Self {
+        let seed = seed_or_env(seed);
         let client = Endpoint::new(
             EndpointConfig {
                 port: 5000,

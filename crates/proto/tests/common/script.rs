@@ -193,6 +193,7 @@ pub struct Script {
 impl Script {
     /// A script over an endpoint with this configuration (its port is forced to `EP_PORT`).
     pub fn new(mut cfg: EndpointConfig, seed: u64) -> Self {
+        let seed = super::seed_or_env(seed);
         cfg.port = EP_PORT;
         Self {
             ep: Endpoint::new(cfg, seed),
