@@ -364,7 +364,10 @@ fn an_idle_association_is_kept_alive_and_measured_by_heartbeats() {
     assert!(path.stats.packets_sent >= 4, "{:?}", path.stats);
     assert_eq!(p.server.association(s).unwrap().state(), State::Established);
     // A dead peer is found by heartbeats alone: Path.Max.Retrans, then Association.Max.Retrans.
+    // Dead both ways: with only our packets lost, the peer's own heartbeats may find us
+    // gone first and its ABORT would close us (the order depends on the timers' jitter).
     p.to_server.loss = 1.0;
+    p.to_client.loss = 1.0;
     let deadline = p.now + Duration::from_secs(3600);
     assert!(p.run_until(deadline, |p| p.client.association(c).unwrap().is_closed()));
     assert_eq!(

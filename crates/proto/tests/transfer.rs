@@ -139,10 +139,16 @@ fn the_decision_trace_matches_the_counters() {
     assert_eq!(fr, stats.fast_retransmissions);
     assert_eq!(t3, stats.timeouts);
     assert_eq!(starts, a.stats().messages_sent);
-    assert!(
-        acks > 100 && losses > 0 && timeouts > 0,
-        "{acks} {losses} {timeouts}"
-    );
+    assert!(acks > 100 && losses > 0, "{acks} {losses}");
+    // Every T3 cut the window once it had grown; seed 12 was chosen for having one (another
+    // seed under BRAID_SEED may recover every loss by fast retransmission).
+    assert_eq!(timeouts > 0, t3 > 0, "{timeouts} window cuts for {t3} T3s");
+    if std::env::var("BRAID_SEED").is_err() {
+        assert!(
+            t3 > 0,
+            "seed 12 no longer has a timeout: the T3 events go unchecked"
+        );
+    }
     let mut sacks = 0u64;
     p.server
         .drain_traces(|_, _, ev| sacks += u64::from(matches!(ev, TraceEvent::SackSent { .. })));
