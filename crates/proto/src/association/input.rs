@@ -9,6 +9,7 @@ use braid_wire::{Chunk, CommonHeader, ErrorCause, raw_chunks, verify_checksum};
 use bytes::Bytes;
 
 use super::{Association, State};
+use crate::association::send::sack::AckReport;
 use crate::cc::Controller;
 use crate::event::CloseReason;
 use crate::path::PathId;
@@ -38,6 +39,10 @@ struct PacketRx {
     first_tsn: Option<u32>,
     /// A COOKIE-ECHO in it was verified (chunks after it must carry the new tag).
     cookie_checked: bool,
+    /// The datagram's size (whether to copy a small payload rather than hold it).
+    datagram_len: usize,
+    /// The TIMESTAMP chunk leading it (Ladha et al. Fig. 6).
+    ts: Option<braid_wire::chunk::Timestamp>,
 }
 
 impl Association {
@@ -129,7 +134,7 @@ impl Association {
         packet: &Bytes,
         skip_first: bool,
     ) {
-        let Some((vtag, path)) = self.admit_packet(local, remote, packet) else {
+        let Some((vtag, path, ts)) = self.admit_packet(local, remote, packet) else {
             return;
         };
         let mut rx = PacketRx {
@@ -139,6 +144,8 @@ impl Association {
             had_data: false,
             first_tsn: None,
             cookie_checked: false,
+            datagram_len: packet.len(),
+            ts,
         };
         for (index, raw) in raw_chunks(packet).enumerate() {
             let Ok(raw) = raw else {
@@ -162,7 +169,7 @@ impl Association {
             }
         }
         if rx.had_data {
-            if let Some(ts) = self.rx_ts {
+            if let Some(ts) = rx.ts {
                 self.on_timestamp(ts.value, rx.first_tsn);
             }
             self.after_data_packet(now, path);
@@ -170,13 +177,14 @@ impl Association {
     }
 
     /// The checks a packet passes before any chunk of it runs: ports, bundling rules
-    /// (judged whole), verification tag (RFC 9260 §8.5, §8.5.1). Returns its tag and path.
+    /// (judged whole), verification tag (RFC 9260 §8.5, §8.5.1). Returns its tag, its path
+    /// and the TIMESTAMP chunk leading it.
     fn admit_packet(
         &mut self,
         local: SocketAddr,
         remote: SocketAddr,
         packet: &Bytes,
-    ) -> Option<(u32, PathId)> {
+    ) -> Option<(u32, PathId, Option<braid_wire::chunk::Timestamp>)> {
         if self.state == State::Closed {
             return None;
         }
@@ -186,15 +194,13 @@ impl Association {
             return None;
         }
         let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
-        self.rx_path = path;
-        self.rx_datagram_len = packet.len();
         let Some(Ok(first)) = raw_chunks(packet).next() else {
             self.stats.packets_dropped += 1;
             return None;
         };
         let first_type = first.chunk_type;
         // Ladha et al. Fig. 6: a TIMESTAMP chunk leads the packet; a malformed one counts as none.
-        self.rx_ts = (first_type == ChunkType::TIMESTAMP)
+        let ts = (first_type == ChunkType::TIMESTAMP)
             .then(|| first.decode_as::<braid_wire::chunk::Timestamp>())
             .flatten()
             .and_then(Result::ok);
@@ -227,12 +233,12 @@ impl Association {
         {
             self.learn_encapsulation_port(remote);
         }
-        Some((h.verification_tag, path))
+        Some((h.verification_tag, path, ts))
     }
 
     /// A SACK or NR-SACK chunk: decoded into lists kept from one SACK to the next (under
     /// CMT every SACK carries gap blocks), then processed as any chunk would be.
-    fn on_sack_chunk(&mut self, now: Instant, raw: braid_wire::RawChunk) -> Flow {
+    fn on_sack_chunk(&mut self, now: Instant, rx: &PacketRx, raw: braid_wire::RawChunk) -> Flow {
         let mut sin = std::mem::take(&mut self.sack_in);
         let nr = raw.chunk_type == ChunkType::NR_SACK;
         let decoded = if nr {
@@ -259,14 +265,23 @@ impl Association {
                     } else {
                         (sack.cum_tsn_ack, sack.a_rwnd, &sack.dup_tsns)
                     };
-                    self.note_sack_signals(raw.flags, dups);
+                    let signals = self.sack_signals(raw.flags, rx.ts, dups);
                     self.rack_note_duplicates(dups);
-                    if nr {
-                        let gaps = merge_nr_blocks(n, merged);
-                        self.on_sack(now, cum, a_rwnd, gaps, &n.nr_gap_blocks);
+                    let from = rx.path;
+                    let (gaps, nr_gaps): (&[_], &[_]) = if nr {
+                        (merge_nr_blocks(n, merged), &n.nr_gap_blocks)
                     } else {
-                        self.on_sack(now, cum, a_rwnd, &sack.gap_blocks, &[]);
-                    }
+                        (&sack.gap_blocks, &[])
+                    };
+                    let r = AckReport {
+                        from,
+                        cum,
+                        a_rwnd,
+                        gaps,
+                        nr_gaps,
+                        signals,
+                    };
+                    self.on_sack(now, r);
                 }
                 Flow::Next
             }
@@ -288,7 +303,7 @@ impl Association {
         }
         let raw_flags = raw.flags;
         if matches!(raw.chunk_type, ChunkType::SACK | ChunkType::NR_SACK) {
-            return self.on_sack_chunk(now, raw);
+            return self.on_sack_chunk(now, rx, raw);
         }
         let chunk = match Chunk::decode(raw) {
             Ok(c) => c,
@@ -311,7 +326,7 @@ impl Association {
                     // Ladha et al. Fig. 6 rule (b): the next SACK answers a retransmission.
                     self.sack.rbit |= raw_flags & braid_wire::chunk::DATA_FLAG_RETRANSMIT != 0;
                     self.last_data_path = path;
-                    if !self.on_data(now, d) {
+                    if !self.on_data(now, d, rx.datagram_len) {
                         return Flow::Drop;
                     }
                 }
@@ -332,7 +347,7 @@ impl Association {
                 self.close(now, CloseReason::PeerAbort(a.causes));
                 return Flow::Drop;
             }
-            Chunk::Shutdown(s) => self.on_shutdown(now, s),
+            Chunk::Shutdown(s) => self.on_shutdown(now, s, path),
             Chunk::ShutdownAck(_) => self.on_shutdown_ack(now),
             Chunk::ShutdownComplete(_) => {
                 if self.state == State::ShutdownAckSent {
@@ -352,7 +367,7 @@ impl Association {
                     rx.first_tsn.get_or_insert(d.tsn);
                     self.sack.rbit |= raw_flags & braid_wire::chunk::DATA_FLAG_RETRANSMIT != 0;
                     self.last_data_path = path;
-                    if !self.on_idata(now, d) {
+                    if !self.on_idata(now, d, rx.datagram_len) {
                         return Flow::Drop;
                     }
                 }
@@ -378,13 +393,18 @@ impl Association {
     }
 
     /// What a SACK in this packet tells spurious retransmission detection (Ladha et al. Fig. 6):
-    /// its retransmit bit, the packet's timestamp echo, its duplicate TSNs.
-    fn note_sack_signals(&mut self, flags: u8, dup_tsns: &[u32]) {
-        self.sack_signals = crate::association::send::spurious::SackSignals {
-            rbit: flags & braid_wire::chunk::SACK_FLAG_RETRANSMIT != 0,
-            echo: self.rx_ts.map(|t| t.echo),
-        };
+    /// its retransmit bit and the packet's timestamp echo; its duplicate TSNs are noted.
+    fn sack_signals(
+        &mut self,
+        flags: u8,
+        ts: Option<braid_wire::chunk::Timestamp>,
+        dup_tsns: &[u32],
+    ) -> crate::association::send::spurious::SackSignals {
         self.spurious_note_duplicates(dup_tsns);
+        crate::association::send::spurious::SackSignals {
+            rbit: flags & braid_wire::chunk::SACK_FLAG_RETRANSMIT != 0,
+            echo: ts.map(|t| t.echo),
+        }
     }
 
     /// A chunk the standard does not know, with LS-SCTP negotiated: LS-DATA, LS-SACK and
@@ -405,7 +425,7 @@ impl Association {
             if self.receives_data() {
                 rx.had_data = true;
                 self.last_data_path = rx.path;
-                if !self.on_ls_data(now, d) {
+                if !self.on_ls_data(now, d, rx.datagram_len) {
                     return Flow::Drop;
                 }
             }
@@ -415,7 +435,7 @@ impl Association {
                 Err(e) => return malformed(self, e),
             };
             if self.acks_data() {
-                self.on_ls_sack(now, s);
+                self.on_ls_sack(now, s, rx.path);
             }
         } else if t == LsForwardPsn::TYPE {
             let f = match raw.decode_as::<LsForwardPsn>().expect("type checked above") {

@@ -17,6 +17,7 @@ use braid_wire::chunk::{GapAckBlock, LsData, LsForwardPsn, LsSack};
 
 use super::Association;
 use super::send::sent::ChunkState;
+use crate::association::send::sack::AckReport;
 use crate::config::{CmtConfig, TimeoutHandling};
 use crate::path::psn::{self, PsnMap};
 use crate::path::{PathId, PathState};
@@ -87,7 +88,7 @@ impl Association {
 
     /// Receiver: one LS-DATA chunk: its ASN is taken as a TSN, its PSN is recorded for the
     /// path's LS-SACK. Returns false if the association was aborted.
-    pub(super) fn on_ls_data(&mut self, now: Instant, d: LsData) -> bool {
+    pub(super) fn on_ls_data(&mut self, now: Instant, d: LsData, datagram_len: usize) -> bool {
         let pid = usize::from(d.pid);
         let psn = d.psn;
         let data = braid_wire::chunk::Data {
@@ -102,7 +103,7 @@ impl Association {
             user_data: d.user_data,
         };
         self.sack.dropped = false;
-        if !self.on_data(now, data) {
+        if !self.on_data(now, data, datagram_len) {
             return false;
         }
         if !self.sack.dropped && pid < MAX_LS_PATHS {
@@ -171,7 +172,7 @@ impl Association {
     }
 
     /// Sender: an LS-SACK for our path `s.pid`.
-    pub(super) fn on_ls_sack(&mut self, now: Instant, s: LsSack) {
+    pub(super) fn on_ls_sack(&mut self, now: Instant, s: LsSack, from: PathId) {
         let pi = usize::from(s.pid);
         if pi >= self.paths.len() {
             self.protocol_violation(now, "LS-SACK for a path id that was never used");
@@ -296,7 +297,15 @@ impl Association {
             p.psn.peer_cum = cum_psn;
         }
         let a_rwnd = self.ls.peer_a_rwnd;
-        self.on_sack(now, cum, a_rwnd, &gaps, &[]);
+        let r = AckReport {
+            from,
+            cum,
+            a_rwnd,
+            gaps: &gaps,
+            nr_gaps: &[],
+            signals: Default::default(),
+        };
+        self.on_sack(now, r);
         self.check_psn_forward(pi);
     }
 

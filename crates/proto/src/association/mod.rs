@@ -197,12 +197,8 @@ pub struct Association {
     /// A SACK arrived since the last T3 expiry (zero-window probing, RFC 9260 §6.1); per
     /// path in `Path::sack_since_t3`, this one for the association.
     sack_since_t3: bool,
-    /// Path of the packet being processed (SACKs mark the path they arrived on).
-    rx_path: PathId,
     /// The path the last SHUTDOWN came in on (RFC 9260 §6.4: the SHUTDOWN-ACK goes there).
     shutdown_rx_path: Option<PathId>,
-    /// Size of the datagram being processed (to decide whether to copy small payloads).
-    rx_datagram_len: usize,
     /// Per-path scratch space for SACK processing, reused to avoid allocating per SACK.
     ack_scratch: send::Acked,
     /// The lists incoming SACKs are decoded into, kept for their capacity.
@@ -241,10 +237,6 @@ pub struct Association {
     trace: crate::trace::Trace,
     /// LS-SCTP's receiver maps and LS-SACK ordering (Abd El Al et al. §4.2).
     ls: ls::LsState,
-    /// The TIMESTAMP chunk leading the packet being processed (Ladha et al. Fig. 6).
-    rx_ts: Option<braid_wire::chunk::Timestamp>,
-    /// What the SACK being processed says for spurious retransmission detection.
-    sack_signals: send::spurious::SackSignals,
     /// TSval of the packet being built, and whether it carries a TIMESTAMP chunk.
     tx_ts: u32,
     tx_ts_on: bool,
@@ -306,9 +298,7 @@ impl Association {
             close_reason: None,
             stats: AssociationStats::default(),
             sack_since_t3: false,
-            rx_path: PathId(0),
             shutdown_rx_path: None,
-            rx_datagram_len: 0,
             ack_scratch: send::Acked::default(),
             rack: Default::default(),
             sack_in: Default::default(),
@@ -327,8 +317,6 @@ impl Association {
             shutdown_path: PathId(0),
             trace: crate::trace::Trace::default(),
             ls: ls::LsState::default(),
-            rx_ts: None,
-            sack_signals: Default::default(),
             tx_ts: 0,
             tx_ts_on: false,
         }

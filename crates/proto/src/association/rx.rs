@@ -147,7 +147,7 @@ impl Association {
     }
 
     /// One DATA chunk (RFC 9260 §6.2). Returns false if the association was aborted.
-    pub(super) fn on_data(&mut self, now: Instant, d: Data) -> bool {
+    pub(super) fn on_data(&mut self, now: Instant, d: Data, datagram_len: usize) -> bool {
         let head = UserChunk {
             tsn: d.tsn,
             stream_id: d.stream_id,
@@ -155,7 +155,7 @@ impl Association {
             len: d.user_data.len(),
             ordered_msg: (!d.unordered).then_some(u32::from(d.ssn)),
         };
-        let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head) {
+        let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head, datagram_len) {
             Admit::Aborted => return false,
             Admit::Done => return true,
             Admit::Take {
@@ -183,7 +183,7 @@ impl Association {
 
     /// One I-DATA chunk (RFC 8260 §2.1), accepted as DATA is (§6.2 of RFC 9260) and
     /// reassembled by message identifier. Returns false if the association was aborted.
-    pub(super) fn on_idata(&mut self, now: Instant, d: IData) -> bool {
+    pub(super) fn on_idata(&mut self, now: Instant, d: IData, datagram_len: usize) -> bool {
         let head = UserChunk {
             tsn: d.tsn,
             stream_id: d.stream_id,
@@ -191,7 +191,7 @@ impl Association {
             len: d.user_data.len(),
             ordered_msg: (!d.unordered).then_some(d.mid),
         };
-        let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head) {
+        let (compact, cum, had_gaps) = match self.admit_user_chunk(now, &head, datagram_len) {
             Admit::Aborted => return false,
             Admit::Done => return true,
             Admit::Take {
@@ -219,7 +219,7 @@ impl Association {
 
     /// The checks every DATA or I-DATA chunk passes before its payload is kept (RFC 9260
     /// §6.2, §6.5): empty, duplicate, too far ahead, unknown stream, no room.
-    fn admit_user_chunk(&mut self, now: Instant, d: &UserChunk) -> Admit {
+    fn admit_user_chunk(&mut self, now: Instant, d: &UserChunk, datagram_len: usize) -> Admit {
         if d.len == 0 {
             // RFC 9260 §6.2: a DATA chunk without user data is answered with ABORT.
             let cause = ErrorCause::NoUserData { tsn: d.tsn };
@@ -279,7 +279,7 @@ impl Association {
         }
         // A payload much smaller than its datagram is copied if it is held as it is, so held
         // memory stays within twice the bytes charged to the window.
-        let compact = d.len < COPY_BELOW || d.len * 2 < self.rx_datagram_len;
+        let compact = d.len < COPY_BELOW || d.len * 2 < datagram_len;
         Admit::Take {
             compact,
             cum,

@@ -4,6 +4,7 @@
 use braid_wire::chunk::{Shutdown, ShutdownAck, ShutdownComplete};
 
 use super::{Association, State};
+use crate::association::send::sack::AckReport;
 use crate::event::{CloseReason, Event};
 use crate::path::{PathId, PathState};
 use crate::time::Instant;
@@ -11,7 +12,7 @@ use crate::timer::Timer;
 
 impl Association {
     /// SHUTDOWN (RFC 9260 §9.2): its cumulative ack counts as a SACK.
-    pub(super) fn on_shutdown(&mut self, now: Instant, s: Shutdown) {
+    pub(super) fn on_shutdown(&mut self, now: Instant, s: Shutdown, from: PathId) {
         if matches!(
             self.state,
             State::CookieWait | State::CookieEchoed | State::Closed
@@ -19,10 +20,18 @@ impl Association {
             return;
         }
         // RFC 9260 §6.4: the SHUTDOWN-ACK answering it goes where it came from.
-        self.shutdown_rx_path = Some(self.rx_path);
+        self.shutdown_rx_path = Some(from);
         let flight: usize = self.paths.iter().map(|p| p.flight_size).sum();
         let rwnd = u32::try_from(self.tx.peer_rwnd + flight).unwrap_or(u32::MAX);
-        self.on_sack(now, s.cum_tsn_ack, rwnd, &[], &[]);
+        let r = AckReport {
+            from,
+            cum: s.cum_tsn_ack,
+            a_rwnd: rwnd,
+            gaps: &[],
+            nr_gaps: &[],
+            signals: Default::default(),
+        };
+        self.on_sack(now, r);
         if self.state == State::Closed {
             return;
         }

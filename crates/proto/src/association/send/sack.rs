@@ -17,6 +17,7 @@ use super::loss::SackDigest;
 use super::loss::{DetectCx, LossDetector, MissCount};
 use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, tsn_offsets};
 use super::sent::{ChunkState, Sent, check_tally};
+use super::spurious::SackSignals;
 use crate::WindowCause;
 use crate::association::Association;
 use crate::cc::{AckSample, Controller, Ctx};
@@ -76,17 +77,35 @@ impl Acked {
     }
 }
 
+/// What the peer acknowledged, from a SACK, NR-SACK, LS-SACK or SHUTDOWN, and what the
+/// packet it came in says.
+pub(crate) struct AckReport<'a> {
+    /// The path the packet arrived on.
+    pub(crate) from: PathId,
+    /// Cumulative TSN ack.
+    pub(crate) cum: u32,
+    /// Advertised receiver window.
+    pub(crate) a_rwnd: u32,
+    /// Gap ack blocks (an NR-SACK's two lists together).
+    pub(crate) gaps: &'a [GapAckBlock],
+    /// Non-renegable gap ack blocks.
+    pub(crate) nr_gaps: &'a [GapAckBlock],
+    /// What it tells spurious retransmission detection (Ladha et al. Fig. 6).
+    pub(crate) signals: SackSignals,
+}
+
 impl Association {
     /// Processes the acknowledgement part of a SACK or NR-SACK. `nr_gaps` are the
     /// non-renegable blocks: those chunks leave the send buffer at once.
-    pub(crate) fn on_sack(
-        &mut self,
-        now: Instant,
-        cum: u32,
-        a_rwnd: u32,
-        gaps: &[GapAckBlock],
-        nr_gaps: &[GapAckBlock],
-    ) {
+    pub(crate) fn on_sack(&mut self, now: Instant, r: AckReport<'_>) {
+        let AckReport {
+            from,
+            cum,
+            a_rwnd,
+            gaps,
+            nr_gaps,
+            signals,
+        } = r;
         if tsn_lt(cum, self.tx.cum_ack) {
             return; // Stale SACK, out of order (§6.2.1 D i).
         }
@@ -95,7 +114,7 @@ impl Association {
             return;
         }
         self.sack_since_t3 = true;
-        self.paths[self.rx_path.0 as usize].sack_since_t3 = true;
+        self.paths[from.0 as usize].sack_since_t3 = true;
         let cmt = self.multipath_active();
         let mut ack = std::mem::take(&mut self.ack_scratch);
         ack.flight_before.clear();
@@ -171,7 +190,6 @@ impl Association {
             // After T3 moved: the PTO must fire before it (RFC 8985 §7.2).
             self.rack_after_sack(now, &ack.on);
         }
-        let signals = std::mem::take(&mut self.sack_signals);
         if self.paths.iter().any(|p| !p.spurious.is_empty()) {
             // Ladha et al. Fig. 6 step 3: every SACK may decide an open episode; the response
             // replaces what this SACK did to the window.
