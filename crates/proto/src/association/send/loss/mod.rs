@@ -75,7 +75,7 @@ pub(crate) struct SackDigest {
     /// The gap blocks as offsets from the cumulative ack, sorted and merged.
     pub(crate) blocks: Vec<(usize, usize)>,
     /// Per path, the latest transmission (`Sent::xmit`) newly acknowledged by a gap block;
-    /// empty until one is (it tells a retransmission lost again, see `miss_indications`).
+    /// empty until one is (it tells a retransmission lost again, see `MissCount::detect`).
     pub(crate) xmit_on: Vec<u64>,
 }
 
