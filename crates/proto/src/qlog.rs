@@ -133,13 +133,12 @@ impl QlogFile {
             _ => {}
         }
         // Every event also in braid's namespace, with the trace's own fields.
-        let line = ev.to_json_line(at);
-        let fields = line
-            .split_once(&format!("\"name\":\"{}\"", ev.name()))
-            .map_or("", |(_, rest)| {
-                rest.trim_start_matches(',').trim_end_matches('}')
-            });
-        record(&format!("sctp:{}", ev.name()), fields);
+        let mut fields = String::new();
+        ev.write_fields(&mut fields);
+        record(
+            &format!("sctp:{}", ev.name()),
+            fields.trim_start_matches(','),
+        );
     }
 }
 

@@ -167,6 +167,13 @@ impl TraceEvent {
             at.since_epoch().as_micros(),
             self.name()
         );
+        self.write_fields(&mut s);
+        s.push('}');
+        s
+    }
+
+    /// The event's fields as JSON object members, each preceded by a comma.
+    pub(crate) fn write_fields(&self, s: &mut String) {
         let _ = match self {
             Self::PathState { path, from, to } => {
                 write!(
@@ -249,8 +256,6 @@ impl TraceEvent {
                 to.as_str()
             ),
         };
-        s.push('}');
-        s
     }
 }
 

@@ -9,6 +9,18 @@ use braid_proto::{BufferSplitting, CmtConfig, Event, IcmpError, PathState};
 use braid_wire::chunk::{CookieAck, CookieEcho, Data, InitAck};
 use common::script::{EP_PORT, PEER_PORT, Script, quiet_config, sack, secs};
 
+/// A verified ICMP "too big" reporting `mtu` for the script's path: the quoted packet is
+/// our common header with the peer's verification tag.
+fn too_big(s: &mut Script, mtu: usize) {
+    let mut q = Vec::new();
+    q.extend_from_slice(&EP_PORT.to_be_bytes());
+    q.extend_from_slice(&PEER_PORT.to_be_bytes());
+    q.extend_from_slice(&s.peer_tag.to_be_bytes());
+    q.extend_from_slice(&[0; 4]);
+    let (now, local, remote) = (s.now, s.local, s.remote);
+    s.ep.handle_icmp(now, local, remote, &q, IcmpError::TooBig { mtu });
+}
+
 /// The peer restarts: a new INIT with new tags, then its COOKIE-ECHO (§5.2.4 case A).
 fn peer_restarts(s: &mut Script, rwnd: u32) {
     s.peer_tag = 0x0e57_a127;
@@ -101,14 +113,7 @@ fn a_chunk_larger_than_a_lowered_pmtu_is_still_retransmitted() {
     s.app_send(0, &[3u8; 1400]);
     let d: Data = s.expect_to_peer();
     assert_eq!(d.user_data.len(), 1400);
-    // The quoted packet: our common header with the peer's verification tag.
-    let mut q = Vec::new();
-    q.extend_from_slice(&EP_PORT.to_be_bytes());
-    q.extend_from_slice(&PEER_PORT.to_be_bytes());
-    q.extend_from_slice(&s.peer_tag.to_be_bytes());
-    q.extend_from_slice(&[0; 4]);
-    let (now, local, remote) = (s.now, s.local, s.remote);
-    s.ep.handle_icmp(now, local, remote, &q, IcmpError::TooBig { mtu: 1280 });
+    too_big(&mut s, 1280);
     assert!(s.assoc().paths()[0].mtu < 1400);
     s.app_send(0, b"small");
     let out = s.collect_until(s.t() + secs(10));
@@ -128,13 +133,7 @@ fn an_icmp_too_big_lowers_the_controllers_mtu_too() {
     s.app_send(0, &[3u8; 1000]);
     let _: Data = s.expect_to_peer();
     let before = s.assoc().paths()[0].mtu;
-    let mut q = Vec::new();
-    q.extend_from_slice(&EP_PORT.to_be_bytes());
-    q.extend_from_slice(&PEER_PORT.to_be_bytes());
-    q.extend_from_slice(&s.peer_tag.to_be_bytes());
-    q.extend_from_slice(&[0; 4]);
-    let (now, local, remote) = (s.now, s.local, s.remote);
-    s.ep.handle_icmp(now, local, remote, &q, IcmpError::TooBig { mtu: 1280 });
+    too_big(&mut s, 1280);
     let mtu = s.assoc().paths()[0].mtu;
     assert!(
         mtu < before,
