@@ -411,6 +411,23 @@ impl Association {
         self.path_policy(remote, PathOp::Cost(cost)).await
     }
 
+    /// Removes the path to `remote` (an address gone, e.g. its interface down): it
+    /// carries nothing more and is no longer probed; what was in flight on it is
+    /// retransmitted on the other paths; a primary gives way. Its last snapshot moves to
+    /// [`Association::removed_paths`]; other paths keep their ids. The peer is not told
+    /// (that is RFC 5061's DELETE-IP) and may still send from that address.
+    ///
+    /// Cancel safety: as [`Association::set_primary`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchPath`] if no path goes to `remote`; [`Error::RemovePath`] for the
+    /// last confirmed path or during the handshake; [`Error::Closed`],
+    /// [`Error::EndpointClosed`].
+    pub async fn remove_path(&self, remote: SocketAddr) -> Result<(), Error> {
+        self.path_policy(remote, PathOp::Remove).await
+    }
+
     async fn path_policy(&self, remote: SocketAddr, op: PathOp) -> Result<(), Error> {
         let id = self.id();
         self.request(|reply| Cmd::PathPolicy {

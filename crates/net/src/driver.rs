@@ -106,6 +106,7 @@ pub(crate) enum PathOp {
     Standby(bool),
     Forbidden(bool),
     Cost(u32),
+    Remove,
 }
 
 /// How often at most the task republishes an association's statistics while it is busy.
@@ -790,20 +791,25 @@ impl Driver {
                 let r = match self.ep.association_mut(id) {
                     Some(a) => {
                         let path = a.paths().into_iter().find(|p| p.remote == remote);
-                        let done = path.is_some_and(|p| match op {
-                            PathOp::Primary => a.set_primary(p.id),
-                            PathOp::Standby(on) => a.set_path_standby(p.id, on),
-                            PathOp::Forbidden(on) => a.set_path_forbidden(p.id, on),
-                            PathOp::Cost(c) => a.set_path_cost(p.id, c),
-                        });
-                        if done {
-                            Ok(())
-                        } else {
-                            Err(Error::NoSuchPath(remote))
+                        let found =
+                            |done: bool| done.then_some(()).ok_or(Error::NoSuchPath(remote));
+                        match (path, op) {
+                            (None, _) => Err(Error::NoSuchPath(remote)),
+                            (Some(p), PathOp::Remove) => {
+                                a.remove_path(now, p.id).map_err(Error::RemovePath)
+                            }
+                            (Some(p), PathOp::Primary) => found(a.set_primary(p.id)),
+                            (Some(p), PathOp::Standby(on)) => found(a.set_path_standby(p.id, on)),
+                            (Some(p), PathOp::Forbidden(on)) => {
+                                found(a.set_path_forbidden(p.id, on))
+                            }
+                            (Some(p), PathOp::Cost(c)) => found(a.set_path_cost(p.id, c)),
                         }
                     }
                     None => Err(self.gone(id)),
                 };
+                // Chunks moved off a removed path go out now, not at the next event.
+                self.flush_sends(id, now);
                 if let Some(w) = self.waiters.get_mut(&id) {
                     w.publish_now = true;
                 }
@@ -1058,10 +1064,11 @@ impl Driver {
             Event::Restarted => Some(AssocEvent::Restarted),
             Event::StreamBufferLow { stream } => Some(AssocEvent::SendBufferLow { stream }),
             Event::PathState { path, state } => {
-                let p = self
-                    .ep
-                    .association(id)
-                    .and_then(|a| a.paths().into_iter().find(|p| p.id == path));
+                let p = self.ep.association(id).and_then(|a| {
+                    // A removal's last state change names a path `paths()` no longer has.
+                    let mut all = a.paths().into_iter().chain(a.removed_paths());
+                    all.find(|p| p.id == path)
+                });
                 p.map(|p| AssocEvent::PathState {
                     path,
                     local: p.local,
@@ -1127,13 +1134,18 @@ impl Driver {
         w.marked_stale = false;
         let stats = a.stats();
         let paths = a.paths();
+        let removed = a.removed_paths();
         let open_streams = a.open_streams();
         let mut s = w.shared.lock();
         let old = std::mem::take(&mut s.snapshot.paths);
         for o in old {
             match paths.iter().find(|p| p.id == o.id) {
-                // A path the core no longer has: its last snapshot stays readable.
-                None => s.snapshot.removed_paths.push(o),
+                // A path the core no longer has: its counters as it was removed stay
+                // readable (else its last snapshot).
+                None => {
+                    let last = removed.iter().find(|r| r.id == o.id).cloned();
+                    s.snapshot.removed_paths.push(last.unwrap_or(o));
+                }
                 Some(p) if p.mtu != o.mtu && !s.event_subs.is_empty() => {
                     s.emit(&AssocEvent::PmtuChanged {
                         path: p.id,

@@ -60,7 +60,7 @@ use tokio::sync::{mpsc, oneshot};
 pub use braid_proto::{
     AssocId, AssociationConfig, AssociationStats, CloseReason, CmtConfig, ConfigError,
     EndpointConfig, LossDetection, PathAssignment, PathInfo, PathState, ReceivedMessage,
-    SchedulerKind, SendError, SendOptions, SpuriousDetection, TimeoutHandling,
+    RemovePathError, SchedulerKind, SendError, SendOptions, SpuriousDetection, TimeoutHandling,
 };
 
 /// README.md's code blocks, compiled and run as doc tests (the library quick start).
@@ -100,6 +100,10 @@ pub enum Error {
     /// No confirmed path goes to this peer address.
     #[error("no confirmed path to {0}")]
     NoSuchPath(SocketAddr),
+    /// The core refused to remove the path (the last confirmed one, or the handshake is
+    /// not over).
+    #[error("cannot remove the path: {0}")]
+    RemovePath(braid_proto::RemovePathError),
     /// A host name did not resolve to an address of a bound socket's family.
     #[error("cannot resolve {host}: {reason}")]
     Resolve {

@@ -424,3 +424,79 @@ async fn standby_path_and_path_events() {
     srv.close().await;
     cli.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_path_keeps_its_counters_and_the_others_their_ids() {
+    let srv = Endpoint::builder()
+        .bind("127.0.0.11:0".parse().unwrap())
+        .bind("127.0.0.12:0".parse().unwrap())
+        .listen(5004)
+        .association(cfg())
+        .build()
+        .unwrap();
+    let cli = Endpoint::builder()
+        .bind("127.0.0.13:0".parse().unwrap())
+        .bind("127.0.0.14:0".parse().unwrap())
+        .association(cfg())
+        .build()
+        .unwrap();
+    let to = srv.local_addrs()[0];
+    timeout(LIMIT, async {
+        let a = cli.connect(&[to], 5004).await.unwrap();
+        let reader = tokio::spawn(receive_in_order(srv));
+        let p = loop {
+            let p = a.paths();
+            if p.len() == 2 && p.iter().all(|p| p.state == PathState::Active) {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let gone = p[1].remote;
+        let n = 300u32;
+        for seq in 0..n {
+            a.send(0, message(0, seq), SendOptions::default())
+                .await
+                .unwrap();
+        }
+        // Both paths carry data; then the second interface goes away, and the path with it.
+        while a.paths()[1].stats.data_chunks_sent == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        cli.blackhole(ip("127.0.0.14"), ip("127.0.0.12"), true)
+            .unwrap();
+        a.remove_path(gone).await.unwrap();
+        assert!(matches!(
+            a.remove_path(to).await,
+            Err(braid_net::Error::RemovePath(
+                braid_net::RemovePathError::LastPath
+            ))
+        ));
+        for seq in n..2 * n {
+            a.send(0, message(0, seq), SendOptions::default())
+                .await
+                .unwrap();
+        }
+        let removed = loop {
+            let r = a.removed_paths();
+            if a.stats().bytes_acked == u64::from(2 * n) * MESSAGE as u64 && !r.is_empty() {
+                break r;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert_eq!(removed.len(), 1);
+        assert_eq!((removed[0].id, removed[0].remote), (p[1].id, gone));
+        assert!(
+            removed[0].stats.data_chunks_sent > 0,
+            "its counters were lost"
+        );
+        let live = a.paths();
+        assert_eq!(live.len(), 1);
+        assert_eq!((live[0].id, live[0].remote), (p[0].id, to));
+        a.shutdown().await.unwrap();
+        let got = reader.await.unwrap();
+        assert_eq!(got[0], 2 * n, "messages lost");
+    })
+    .await
+    .expect("removal test timed out");
+    cli.close().await;
+}

@@ -105,6 +105,20 @@ impl std::fmt::Display for CloseReason {
     }
 }
 
+/// Why `Association::remove_path` refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RemovePathError {
+    /// No path has this id, or it was removed already.
+    #[error("no such path")]
+    UnknownPath,
+    /// The handshake is not over: its path cannot go.
+    #[error("the association is not established")]
+    NotEstablished,
+    /// It is the last confirmed path: nothing else could carry data.
+    #[error("the last confirmed path cannot be removed")]
+    LastPath,
+}
+
 /// Why `send` refused a message. Nothing is queued when it returns an error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {

@@ -33,7 +33,7 @@ pub use config::{
     SchedulerKind, SpuriousDetection, TimeoutHandling, UnknownName,
 };
 pub use endpoint::{AssocId, ConnectError, Endpoint};
-pub use event::{CloseReason, Event, IcmpError, SendError};
+pub use event::{CloseReason, Event, IcmpError, RemovePathError, SendError};
 pub use path::plpmtud::PmtuState;
 pub use path::{LimitTimes, PathId, PathInfo, PathState, PathStats};
 pub use recv::reassembly::ReceivedMessage;

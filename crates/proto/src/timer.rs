@@ -125,6 +125,13 @@ impl Timers {
         self.set(t, None);
     }
 
+    /// Stops every timer of `path`.
+    pub(crate) fn stop_path(&mut self, path: PathId) {
+        if let Some(s) = self.paths.get_mut(usize::from(path.0)) {
+            *s = [None; PER_PATH];
+        }
+    }
+
     /// Stops every timer.
     pub(crate) fn stop_all(&mut self) {
         self.association = [None; 4];

@@ -549,7 +549,11 @@ impl Metrics {
             );
         }
         // Per path.
-        let infos = f.sender.map(Association::paths).unwrap_or_default();
+        // A removed path's metrics too, from its counters as it was removed.
+        let infos: Vec<_> = f
+            .sender
+            .map(|a| a.paths().into_iter().chain(a.removed_paths()).collect())
+            .unwrap_or_default();
         // A link's busy share of the window.
         let busy_share = |d: &LinkStats| {
             if secs > 0.0 {
@@ -640,6 +644,7 @@ fn core_paths(a: Option<&Association>) -> Vec<(usize, PathStats)> {
     a.map(|a| {
         a.paths()
             .into_iter()
+            .chain(a.removed_paths())
             .filter_map(|p| path_of(p.remote.ip()).map(|i| (i, p.stats)))
             .collect()
     })

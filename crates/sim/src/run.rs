@@ -638,6 +638,8 @@ enum Ev {
     Connect(HostId),
     /// An ICMP "too big" reaches the sender of an oversized packet (`World::icmps`).
     Icmp(usize),
+    /// The sender removes its path over simulated path `i` (`removed_at`).
+    RemovePath(usize),
 }
 
 /// An ICMP "too big" on its way back to the host that sent the oversized packet.
@@ -949,6 +951,12 @@ impl<'s> World<'s> {
         for &(h, t, _, _) in &self.connects {
             self.q.schedule(t, Ev::Connect(h));
         }
+        for (i, p) in self.s.paths.iter().enumerate() {
+            if let Some(t) = p.removed_at {
+                self.q
+                    .schedule(Instant::from_duration(t.0), Ev::RemovePath(i));
+            }
+        }
         for (i, src) in self.hosts[HOST_A].sources.iter().enumerate() {
             if let Some(t) = src.first_tick() {
                 self.q.schedule(t, Ev::Tick(i));
@@ -994,6 +1002,10 @@ impl<'s> World<'s> {
                         self.service(m.host);
                     }
                 }
+                Ev::RemovePath(i) => {
+                    self.remove_path(i);
+                    self.service(HOST_A);
+                }
                 Ev::Connect(h) => {
                     if let Err(e) = self.connect(h) {
                         self.connect_error.get_or_insert(e);
@@ -1032,6 +1044,29 @@ impl<'s> World<'s> {
         // The run ends at the end of the scenario even if nothing was left to happen.
         if !self.stopped {
             self.end = self.end.min(Instant::from_duration(self.s.duration.0));
+        }
+    }
+
+    /// The sender removes its path(s) over simulated path `i`; a refusal (the last
+    /// confirmed path, or the handshake not over) is recorded as the run's error.
+    fn remove_path(&mut self, i: usize) {
+        let now = self.q.now();
+        let host = &mut self.hosts[HOST_A];
+        let Some(a) = host.assoc.and_then(|id| host.ep.association_mut(id)) else {
+            return;
+        };
+        let ids: Vec<_> = a
+            .paths()
+            .iter()
+            .filter(|p| path_of(p.remote.ip()) == Some(i))
+            .map(|p| p.id)
+            .collect();
+        for id in ids {
+            if let Err(e) = a.remove_path(now, id) {
+                let name = &self.s.paths[i].name;
+                self.connect_error
+                    .get_or_insert(SimError::Scenario(format!("path.{name}.removed_at: {e}")));
+            }
         }
     }
 

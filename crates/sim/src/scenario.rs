@@ -173,6 +173,11 @@ pub struct PathSpec {
     /// `failures`.
     #[serde(default)]
     pub down: Vec<[Dur; 2]>,
+    /// The sender removes this path at this time (`Association::remove_path`: an address
+    /// withdrawn, its id and counters kept). With `down` from the same time it models an
+    /// interface that goes away with data in flight.
+    #[serde(default)]
+    pub removed_at: Option<Dur>,
     /// Rate changes over time (forward link).
     #[serde(default)]
     pub rate_changes: Vec<RateChangeSpec>,

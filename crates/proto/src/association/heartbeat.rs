@@ -132,6 +132,10 @@ impl Association {
     /// Arms the heartbeat timer of a path: HB.interval + RTO with jitter (RFC 9260 §8.3).
     pub(super) fn schedule_heartbeat(&mut self, now: Instant, path: PathId) {
         let p = &self.paths[path.0 as usize];
+        if p.removed {
+            self.timers.stop(Timer::Heartbeat(path));
+            return;
+        }
         let rto = p.rtt.rto();
         // Unconfirmed addresses (RFC 9260 §5.4) and PF paths (RFC 7829 §5.1) are probed
         // once per RTO, whether idle heartbeats are enabled or not.

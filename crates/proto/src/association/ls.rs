@@ -67,12 +67,14 @@ impl Association {
 
     /// Whether the multipath sender is at work: CMT (or LS-SCTP) over more than one path.
     pub(crate) fn multipath_active(&self) -> bool {
-        self.multipath_cfg().is_some() && self.paths.len() > 1
+        self.multipath_cfg().is_some() && self.live_path_count() > 1
     }
 
     /// LS-SCTP's timeout handling is in force: a copy of a timed-out chunk probes the path.
     pub(crate) fn ls_copy_probing(&self) -> bool {
-        self.features.ls && self.cfg.timeout_handling == TimeoutHandling::Ls && self.paths.len() > 1
+        self.features.ls
+            && self.cfg.timeout_handling == TimeoutHandling::Ls
+            && self.live_path_count() > 1
     }
 
     /// Whether `path` may carry LS-DATA at all: its id fits the 4-bit PID (always true

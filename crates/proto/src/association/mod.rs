@@ -209,8 +209,10 @@ pub struct Association {
     views: Vec<crate::sched::PathView>,
     /// Our addresses, announced in INIT/INIT-ACK when there are several.
     local_addrs: Vec<SocketAddr>,
-    /// Paths were added: the endpoint must learn the new peer addresses.
+    /// Paths added or removed that the endpoint has not drained yet.
     path_events: std::collections::VecDeque<PathEvent>,
+    /// Tombstones among `paths` (`remove_path`).
+    paths_removed: usize,
     /// Per-path views for the coupled congestion controllers, reused across SACKs.
     cc_scratch: Vec<crate::cc::CcPathView>,
     /// DAC: packets the SACK being processed acknowledges, from its flags (0: not said).
@@ -305,6 +307,7 @@ impl Association {
             views: Vec::new(),
             local_addrs: Vec::new(),
             path_events: Default::default(),
+            paths_removed: 0,
             path_sched: sched,
             path_views: Vec::new(),
             send_run: 1,
@@ -361,11 +364,21 @@ impl Association {
         (self.local_port, self.peer_port)
     }
 
-    /// Snapshots of the paths.
+    /// Snapshots of the paths (not the removed ones: [`Self::removed_paths`]).
     pub fn paths(&self) -> Vec<PathInfo> {
         self.paths
             .iter()
+            .filter(|p| !p.removed)
             .map(|p| p.info(p.id == self.primary))
+            .collect()
+    }
+
+    /// Snapshots of the removed paths, as they were when removed (counters included).
+    pub fn removed_paths(&self) -> Vec<PathInfo> {
+        self.paths
+            .iter()
+            .filter(|p| p.removed)
+            .map(|p| p.info(false))
             .collect()
     }
 
@@ -470,6 +483,10 @@ impl Association {
 
     fn set_path_state(&mut self, now: Instant, path: PathId, to: crate::path::PathState) {
         let p = &mut self.paths[path.0 as usize];
+        if p.removed {
+            // A tombstone stays as it was removed: no late ack or heartbeat revives it.
+            return;
+        }
         let from = p.state;
         p.state = to;
         if to == crate::path::PathState::Active {

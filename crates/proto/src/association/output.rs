@@ -304,6 +304,11 @@ impl Association {
                 return;
             }
             let id = PathId(i as u16);
+            if self.paths[i].removed {
+                // No timer acts on a tombstone (one armed by mistake must not spin either).
+                self.timers.stop_path(id);
+                continue;
+            }
             if due(self, Timer::T3(id)) {
                 self.on_t3_expiry(now, id);
             }

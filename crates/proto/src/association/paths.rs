@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use super::Association;
+use crate::RemovePathError;
 use crate::cc::Controller;
 
 /// A change to an association's paths, for the endpoint that routes packets to it.
@@ -11,6 +12,8 @@ use crate::cc::Controller;
 pub(crate) enum PathEvent {
     /// A path to `remote` was added; its id is `id` for the association's life.
     Added { id: PathId, remote: SocketAddr },
+    /// Path `id` to `remote` was removed; its id is never reused.
+    Removed { id: PathId, remote: SocketAddr },
 }
 use crate::path::{Path, PathId};
 use crate::time::Instant;
@@ -34,7 +37,7 @@ impl Association {
     pub(super) fn path_for(&self, remote: SocketAddr) -> Option<PathId> {
         self.paths
             .iter()
-            .find(|p| p.remote.ip() == remote.ip())
+            .find(|p| !p.removed && p.remote.ip() == remote.ip())
             .map(|p| p.id)
     }
 
@@ -43,7 +46,7 @@ impl Association {
     pub(super) fn path_of_packet(&self, local: SocketAddr, remote: SocketAddr) -> Option<PathId> {
         self.paths
             .iter()
-            .find(|p| p.remote.ip() == remote.ip() && p.local.ip() == local.ip())
+            .find(|p| !p.removed && p.remote.ip() == remote.ip() && p.local.ip() == local.ip())
             .map(|p| p.id)
             .or_else(|| self.path_for(remote))
     }
@@ -91,6 +94,7 @@ impl Association {
         }
         let rwnd = self.tx.peer_rwnd;
         for (l, r) in pairs {
+            // A removed pair stays removed: its tombstone counts.
             let dup = self
                 .paths
                 .iter()
@@ -106,18 +110,106 @@ impl Association {
             self.path_events
                 .push_back(PathEvent::Added { id, remote: r });
         }
-        // CMT/RP shares the initial window among the paths (cc::coupled); a window that
-        // already carries data keeps its size.
-        let n = self.paths.len();
-        for p in &mut self.paths {
+        self.announce_path_count();
+    }
+
+    /// Tells every live path's controller how many paths there are now: CMT/RP shares the
+    /// initial window among them (cc::coupled); a window that carries data keeps its size.
+    fn announce_path_count(&mut self) {
+        let n = self.live_path_count();
+        for p in self.paths.iter_mut().filter(|p| !p.removed) {
             p.cc.on_path_count(n);
         }
+    }
+
+    /// Paths not removed.
+    pub(crate) fn live_path_count(&self) -> usize {
+        self.paths.len() - self.paths_removed
+    }
+
+    /// Removes `path` at the application's request (an address gone, e.g. an interface
+    /// down; without ADD-IP/DELETE-IP of RFC 5061 the peer is not told). It carries nothing
+    /// more and is no longer probed; chunks in flight on it are retransmitted on the other
+    /// paths as after a timeout, without its window cut (the path is gone, not congested);
+    /// a primary gives way to the path data fails over to. Its id stays taken and its
+    /// counters readable ([`Self::removed_paths`]); no other path's id changes.
+    ///
+    /// # Errors
+    ///
+    /// [`RemovePathError::UnknownPath`] for an id that names no live path;
+    /// [`RemovePathError::NotEstablished`] during the handshake;
+    /// [`RemovePathError::LastPath`] when no other confirmed path would be left.
+    pub fn remove_path(&mut self, now: Instant, path: PathId) -> Result<(), RemovePathError> {
+        use super::State;
+        use super::send::sent::{ChunkState, Mark};
+        let pi = usize::from(path.0);
+        if self.paths.get(pi).is_none_or(|p| p.removed) {
+            return Err(RemovePathError::UnknownPath);
+        }
+        if matches!(
+            self.state,
+            State::Closed | State::CookieWait | State::CookieEchoed
+        ) {
+            return Err(RemovePathError::NotEstablished);
+        }
+        if !self
+            .paths
+            .iter()
+            .any(|q| q.id != path && !q.removed && q.confirmed)
+        {
+            return Err(RemovePathError::LastPath);
+        }
+        self.set_path_state(now, path, crate::path::PathState::Inactive);
+        let p = &mut self.paths[pi];
+        p.removed = true;
+        // Never a data path again: every rule that weighs paths for data skips it.
+        p.forbidden = true;
+        p.rtt_probe = None;
+        p.heartbeat = Default::default();
+        // Its counters stop here: no limit accrues to a tombstone.
+        p.set_limit(now, None);
+        let remote = p.remote;
+        self.paths_removed += 1;
+        let tx = &mut self.tx;
+        for s in tx.outstanding.iter_mut() {
+            if s.path == path && s.state == ChunkState::InFlight {
+                s.set_state(
+                    ChunkState::Marked(Mark::Timeout),
+                    &mut self.paths,
+                    &mut tx.tally,
+                );
+            }
+        }
+        self.timers.stop_path(path);
+        if self.primary == path {
+            self.primary = self.single_data_path();
+        }
+        if self.last_data_path == path {
+            self.last_data_path = self.primary;
+        }
+        if self.first_data_path == Some(path) {
+            self.first_data_path = None;
+        }
+        let primary = self.primary;
+        for c in self.control.iter_mut().filter(|c| c.path == path) {
+            c.path = primary;
+        }
+        if self.shutdown_rx_path == Some(path) {
+            self.shutdown_rx_path = Some(primary);
+        }
+        // What waited for a retransmission there (and what was in flight) goes elsewhere.
+        self.retarget_stranded();
+        self.announce_path_count();
+        tracing::debug!(path = path.0, %remote, "path removed");
+        self.path_events
+            .push_back(PathEvent::Removed { id: path, remote });
+        Ok(())
     }
 
     /// Every peer IP address of the association's paths.
     pub fn peer_addresses(&self) -> Vec<std::net::IpAddr> {
         let mut v: Vec<std::net::IpAddr> = Vec::new();
-        for p in &self.paths {
+        for p in self.paths.iter().filter(|p| !p.removed) {
             if !v.contains(&p.remote.ip()) {
                 v.push(p.remote.ip());
             }

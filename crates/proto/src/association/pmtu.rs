@@ -30,8 +30,13 @@ const PAD_HEADER_LEN: usize = 4;
 
 impl Association {
     /// The path's PLPMTUD, if it runs.
+    /// (A removed path's search is over: nothing of it runs again.)
     fn pmtud(&mut self, path: PathId) -> Option<&mut Plpmtud> {
-        self.paths.get_mut(path.0 as usize)?.plpmtud.as_mut()
+        let p = self.paths.get_mut(path.0 as usize)?;
+        if p.removed {
+            return None;
+        }
+        p.plpmtud.as_mut()
     }
 
     /// Carries out what the state machine decided and keeps the path's `mtu` on its PMTU.
@@ -165,9 +170,10 @@ impl Association {
         }
         let udp = self.cfg.udp_encapsulation;
         let pi = self.paths.iter().position(|p| {
-            p.plpmtud
-                .as_ref()
-                .is_some_and(|d| d.send_pending && d.probe.is_some())
+            !p.removed
+                && p.plpmtud
+                    .as_ref()
+                    .is_some_and(|d| d.send_pending && d.probe.is_some())
         })?;
         let nonce = self.rng.next_u64();
         let p = &mut self.paths[pi];

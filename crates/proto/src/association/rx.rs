@@ -293,7 +293,7 @@ impl Association {
         // With CMT's DAC (Iyengar et al. §3.3) reordering across paths is normal: the
         // receiver keeps delaying (the SACK flags tell the sender how many packets it
         // covers), except when the cumulative ack jumps over a filled gap.
-        let dac = self.multipath_cfg().is_some_and(|c| c.dac) && self.paths.len() > 1;
+        let dac = self.multipath_cfg().is_some_and(|c| c.dac) && self.live_path_count() > 1;
         let immediate = if self.ls() {
             // LS-SCTP: reordering across paths is normal; a gap in a path's own sequence
             // is what calls for a SACK at once (Abd El Al et al. §4.1; `on_ls_data`).
@@ -425,12 +425,12 @@ impl Association {
         let a_rwnd = self.local_rwnd();
         self.sack.due = false;
         self.timers.set(Timer::DelayedSack, None);
-        self.sack.dac_flags = if self.multipath_cfg().is_some_and(|c| c.dac) && self.paths.len() > 1
-        {
-            self.sack.packets.clamp(1, 2) as u8
-        } else {
-            0
-        };
+        self.sack.dac_flags =
+            if self.multipath_cfg().is_some_and(|c| c.dac) && self.live_path_count() > 1 {
+                self.sack.packets.clamp(1, 2) as u8
+            } else {
+                0
+            };
         self.sack.packets = 0;
         self.sack.last_ack_cum = Some(self.tsn_map.cum_tsn());
         self.sack_paths = 0;

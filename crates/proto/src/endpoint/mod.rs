@@ -407,10 +407,13 @@ impl Endpoint {
                 self.last_peer = Some((key, id));
                 let _span = tracing::trace_span!("assoc", id = id.0).entered();
                 a.handle_verified(now, local, remote, &packet, false);
-                // Every path added while handling it: its peer address routes here too.
+                // Every path added while handling it: its peer address routes here too. A
+                // removed path's address keeps routing here: the peer, not told without
+                // RFC 5061, may still send from it, and an ABORT to it would end the
+                // association (RFC 9260 §8.4).
                 let mut added = false;
-                while let Some(crate::association::PathEvent::Added { .. }) = a.poll_path_event() {
-                    added = true;
+                while let Some(ev) = a.poll_path_event() {
+                    added |= matches!(ev, crate::association::PathEvent::Added { .. });
                 }
                 if added {
                     self.register_paths(now, id, h.src_port);

@@ -15,7 +15,9 @@ use crate::config::AssociationConfig;
 use crate::time::Instant;
 pub(crate) use rto::RttEstimator;
 
-/// Index of a path within its association.
+/// A path's identity within its association: its slot in the association's path table.
+/// Stable for the association's life: a removed path keeps its slot as a tombstone, so no
+/// other path's id changes and no id is reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct PathId(pub u16);
 
@@ -267,6 +269,9 @@ pub(crate) struct Path {
     pub(crate) standby: bool,
     /// Application policy: never carries DATA (heartbeats still monitor it).
     pub(crate) forbidden: bool,
+    /// Removed (`Association::remove_path`): a tombstone that keeps the id and the
+    /// counters; it carries nothing and is never probed again.
+    pub(crate) removed: bool,
     /// The limit holding new data back now, and since when (`PathStats::limited`).
     limit_since: Option<(Limit, Instant)>,
     /// Application policy: the cheapest active alternate takes over from the primary.
@@ -338,6 +343,7 @@ impl Path {
             plpmtud,
             standby: false,
             forbidden: false,
+            removed: false,
             cost: 0,
             limit_since: None,
         }

@@ -139,7 +139,7 @@ impl Association {
         // SACKs keep coming over the other paths while a dead one's hole fills the window.
         // With several paths the SACKs must come in over this one: a cut path's probe is
         // not answered on it, whatever the others carry.
-        let answered = if self.paths.len() == 1 {
+        let answered = if self.live_path_count() == 1 {
             self.sack_since_t3
         } else {
             self.paths[pi].sack_since_t3
@@ -205,7 +205,7 @@ impl Association {
         } else {
             self.cfg.pf_max_retrans
         };
-        let multi = self.paths.len() > 1;
+        let multi = self.live_path_count() > 1;
         let p = &mut self.paths[path.0 as usize];
         p.error_count += 1;
         let next = match p.state {

@@ -42,7 +42,7 @@ impl Association {
     /// gets the pacing timer for when it may send.
     fn refill_pacers(&mut self, now: Instant) {
         let unsent = self.tx.has_unsent();
-        for p in &mut self.paths {
+        for p in self.paths.iter_mut().filter(|p| !p.removed) {
             let (cwnd, ssthresh) = (p.cc.window(), p.cc.ssthresh());
             p.pacer
                 .refill(now, cwnd, p.rtt.srtt(), p.mtu, cwnd <= ssthresh);
@@ -222,7 +222,8 @@ impl Association {
     fn run_packets(&self, path: PathId) -> u32 {
         // Off by default: runs before any per-path work on every packet and poll.
         // LS-SCTP acknowledges per path (LS-SACKs): interleaving costs no gap blocks.
-        if self.send_run <= 1 || self.ls() || self.paths.len() == 1 || self.cfg.cmt.is_none() {
+        if self.send_run <= 1 || self.ls() || self.live_path_count() == 1 || self.cfg.cmt.is_none()
+        {
             return 0;
         }
         let p = &self.paths[path.0 as usize];
@@ -281,7 +282,7 @@ impl Association {
     /// bandwidth estimate's share of the peer's window, so that a path whose window grew
     /// while another failed does not keep the receive buffer from it once it is back.
     fn window_share_allows(&self, path: PathId) -> bool {
-        if !self.shares_window() || self.paths.len() == 1 {
+        if !self.shares_window() || self.live_path_count() == 1 {
             return true;
         }
         let (mut total, mut open) = (0.0, 0usize);
@@ -515,7 +516,7 @@ impl Association {
         if wrote || *room == full_room {
             self.paths[pi].rtx_cwnd_exempt = false;
         }
-        if self.paths.len() == 1 || !rtx_left {
+        if self.live_path_count() == 1 || !rtx_left {
             rtx_left = self.rtx_waiting_on(path);
         }
         (wrote, rtx_left)
