@@ -39,4 +39,4 @@ pub use path::{LimitTimes, PathId, PathInfo, PathState, PathStats};
 pub use recv::reassembly::ReceivedMessage;
 pub use time::Instant;
 pub use timer::Timer;
-pub use trace::{JsonLines, TraceEvent, WindowCause};
+pub use trace::{ChunkSummary, JsonLines, LossRule, TraceEvent, WindowCause};

@@ -49,6 +49,48 @@ impl WindowCause {
     }
 }
 
+/// Which rule declared a chunk lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossRule {
+    /// Three miss indications (RFC 9260 §7.2.4; with SFR and DAC under CMT).
+    ThreeMisses,
+    /// RACK's time threshold (RFC 8985 §6.2).
+    RackTime,
+}
+
+impl LossRule {
+    /// Lower-case name, as in the JSON lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ThreeMisses => "three_misses",
+            Self::RackTime => "rack_time",
+        }
+    }
+}
+
+/// One chunk of a traced packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkSummary {
+    /// DATA or I-DATA: its TSN, stream and user data length.
+    Data {
+        /// TSN.
+        tsn: u32,
+        /// Stream.
+        stream: u16,
+        /// User data bytes.
+        len: usize,
+    },
+    /// SACK or NR-SACK: its cumulative TSN ack and gap blocks as TSN ranges.
+    Sack {
+        /// Cumulative TSN ack.
+        cum_tsn: u32,
+        /// Gap ack blocks, first and last TSN of each.
+        gaps: Vec<(u32, u32)>,
+    },
+    /// Any other chunk, by its name (RFC 9260 §3.2 and the extensions').
+    Other(&'static str),
+}
+
 /// One decision of an association.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TraceEvent {
@@ -77,6 +119,12 @@ pub enum TraceEvent {
         srtt: Option<std::time::Duration>,
         /// The path's RTT variation then.
         rttvar: std::time::Duration,
+        /// The path's lowest RTT sample so far.
+        min_rtt: Option<std::time::Duration>,
+        /// The path's latest RTT sample.
+        latest_rtt: Option<std::time::Duration>,
+        /// The path's pacing rate then, bytes per second (when pacing is on).
+        pacing_rate: Option<u64>,
     },
     /// A chunk was marked for fast retransmission (§7.2.4).
     FastRetransmit {
@@ -86,6 +134,8 @@ pub enum TraceEvent {
         lost_on: PathId,
         /// The path the retransmission policy chose for it.
         resent_on: PathId,
+        /// The rule that declared it lost.
+        rule: LossRule,
     },
     /// T3-rtx expired on a path (§6.3.3).
     T3Expired {
@@ -139,6 +189,17 @@ pub enum TraceEvent {
         /// The confirmed PLPMTU now (IP bytes).
         pmtu: usize,
     },
+    /// A packet left (`sent`) or a verified one arrived, with its chunks.
+    Packet {
+        /// The path it went or came on.
+        path: PathId,
+        /// Sent (else received).
+        sent: bool,
+        /// Its size, SCTP common header included.
+        size: usize,
+        /// Its chunks, in order.
+        chunks: Vec<ChunkSummary>,
+    },
 }
 
 impl TraceEvent {
@@ -154,6 +215,8 @@ impl TraceEvent {
             Self::StreamScheduled { .. } => "stream_scheduled",
             Self::AssociationState { .. } => "association_state",
             Self::PmtuState { .. } => "pmtu_state",
+            Self::Packet { sent: true, .. } => "packet_sent",
+            Self::Packet { sent: false, .. } => "packet_received",
         }
     }
 
@@ -190,6 +253,9 @@ impl TraceEvent {
                 flight,
                 srtt,
                 rttvar,
+                min_rtt,
+                latest_rtt,
+                pacing_rate,
             } => {
                 let _ = write!(
                     s,
@@ -200,16 +266,28 @@ impl TraceEvent {
                 if let Some(r) = srtt {
                     let _ = write!(s, ",\"srtt_us\":{}", r.as_micros());
                 }
+                if let Some(r) = min_rtt {
+                    let _ = write!(s, ",\"min_rtt_us\":{}", r.as_micros());
+                }
+                if let Some(r) = latest_rtt {
+                    let _ = write!(s, ",\"latest_rtt_us\":{}", r.as_micros());
+                }
+                if let Some(r) = pacing_rate {
+                    let _ = write!(s, ",\"pacing_rate\":{r}");
+                }
                 write!(s, ",\"rttvar_us\":{}", rttvar.as_micros())
             }
             Self::FastRetransmit {
                 tsn,
                 lost_on,
                 resent_on,
+                rule,
             } => write!(
                 s,
-                ",\"tsn\":{tsn},\"lost_on\":{},\"resent_on\":{}",
-                lost_on.0, resent_on.0
+                ",\"tsn\":{tsn},\"lost_on\":{},\"resent_on\":{},\"rule\":\"{}\"",
+                lost_on.0,
+                resent_on.0,
+                rule.as_str()
             ),
             Self::T3Expired {
                 path,
@@ -255,8 +333,78 @@ impl TraceEvent {
                 from.as_str(),
                 to.as_str()
             ),
+            Self::Packet {
+                path, size, chunks, ..
+            } => {
+                let _ = write!(s, ",\"path\":{},\"size\":{size},\"chunks\":[", path.0);
+                for (i, c) in chunks.iter().enumerate() {
+                    if i > 0 {
+                        s.push(',');
+                    }
+                    let _ = match c {
+                        ChunkSummary::Data { tsn, stream, len } => write!(
+                            s,
+                            "{{\"type\":\"data\",\"tsn\":{tsn},\"stream\":{stream},\"len\":{len}}}"
+                        ),
+                        ChunkSummary::Sack { cum_tsn, gaps } => {
+                            let _ =
+                                write!(s, "{{\"type\":\"sack\",\"cum_tsn\":{cum_tsn},\"gaps\":[");
+                            for (j, (a, b)) in gaps.iter().enumerate() {
+                                let _ = write!(s, "{}[{a},{b}]", if j > 0 { "," } else { "" });
+                            }
+                            write!(s, "]}}")
+                        }
+                        ChunkSummary::Other(name) => write!(s, "{{\"type\":\"{name}\"}}"),
+                    };
+                }
+                write!(s, "]")
+            }
         };
     }
+}
+
+/// What a traced packet carried (chunks that do not decode end the list).
+pub(crate) fn summarize(packet: &bytes::Bytes) -> Vec<ChunkSummary> {
+    use braid_wire::chunk::Chunk;
+    let gaps = |cum: u32, blocks: &[braid_wire::chunk::GapAckBlock]| {
+        blocks
+            .iter()
+            .map(|b| {
+                (
+                    cum.wrapping_add(u32::from(b.start)),
+                    cum.wrapping_add(u32::from(b.end)),
+                )
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for raw in braid_wire::raw_chunks(packet) {
+        let Ok(c) = raw.and_then(Chunk::decode) else {
+            break;
+        };
+        out.push(match &c {
+            Chunk::Data(d) => ChunkSummary::Data {
+                tsn: d.tsn,
+                stream: d.stream_id,
+                len: d.user_data.len(),
+            },
+            Chunk::IData(d) => ChunkSummary::Data {
+                tsn: d.tsn,
+                stream: d.stream_id,
+                len: d.user_data.len(),
+            },
+            Chunk::Sack(k) => ChunkSummary::Sack {
+                cum_tsn: k.cum_tsn_ack,
+                gaps: gaps(k.cum_tsn_ack, &k.gap_blocks),
+            },
+            Chunk::NrSack(k) => ChunkSummary::Sack {
+                cum_tsn: k.cum_tsn_ack,
+                gaps: gaps(k.cum_tsn_ack, &k.gap_blocks),
+            },
+            other => ChunkSummary::Other(other.name()),
+        });
+    }
+    out
 }
 
 /// An association's trace buffer.
@@ -450,10 +598,33 @@ mod tests {
             flight: 2904,
             srtt: Some(Duration::from_millis(20)),
             rttvar: Duration::from_millis(3),
+            min_rtt: Some(Duration::from_millis(18)),
+            latest_rtt: None,
+            pacing_rate: None,
         };
         assert_eq!(
             ev.to_json_line(at),
-            r#"{"time_us":1500,"name":"window","path":1,"cwnd":4380,"ssthresh":65535,"cause":"fast_retransmit","flight":2904,"srtt_us":20000,"rttvar_us":3000}"#
+            r#"{"time_us":1500,"name":"window","path":1,"cwnd":4380,"ssthresh":65535,"cause":"fast_retransmit","flight":2904,"srtt_us":20000,"min_rtt_us":18000,"rttvar_us":3000}"#
+        );
+        let ev = TraceEvent::Packet {
+            path: PathId(2),
+            sent: true,
+            size: 80,
+            chunks: vec![
+                ChunkSummary::Sack {
+                    cum_tsn: 9,
+                    gaps: vec![(11, 12)],
+                },
+                ChunkSummary::Data {
+                    tsn: 10,
+                    stream: 1,
+                    len: 20,
+                },
+            ],
+        };
+        assert_eq!(
+            ev.to_json_line(at),
+            r#"{"time_us":1500,"name":"packet_sent","path":2,"size":80,"chunks":[{"type":"sack","cum_tsn":9,"gaps":[[11,12]]},{"type":"data","tsn":10,"stream":1,"len":20}]}"#
         );
         let ev = TraceEvent::PathState {
             path: PathId(0),
@@ -463,6 +634,46 @@ mod tests {
         assert_eq!(
             ev.to_json_line(at),
             r#"{"time_us":1500,"name":"path_state","path":0,"from":"active","to":"pf"}"#
+        );
+    }
+
+    #[test]
+    fn a_packet_is_summarized_chunk_by_chunk() {
+        use braid_wire::chunk::{Chunk, Data, GapAckBlock, Sack};
+        let p = braid_wire::Packet {
+            src_port: 1,
+            dst_port: 2,
+            verification_tag: 3,
+            chunks: vec![
+                Chunk::Sack(Sack {
+                    cum_tsn_ack: u32::MAX,
+                    a_rwnd: 1000,
+                    gap_blocks: vec![GapAckBlock { start: 2, end: 3 }],
+                    dup_tsns: vec![],
+                }),
+                Chunk::Data(Data {
+                    tsn: 4,
+                    stream_id: 5,
+                    user_data: bytes::Bytes::from_static(b"hello"),
+                    ..Data::default()
+                }),
+            ],
+        };
+        let b = bytes::Bytes::from(p.to_vec().unwrap());
+        assert_eq!(
+            summarize(&b),
+            [
+                // Gap blocks are offsets from the cumulative ack, wrapping (RFC 9260 §3.3.4).
+                ChunkSummary::Sack {
+                    cum_tsn: u32::MAX,
+                    gaps: vec![(1, 2)],
+                },
+                ChunkSummary::Data {
+                    tsn: 4,
+                    stream: 5,
+                    len: 5
+                }
+            ]
         );
     }
 

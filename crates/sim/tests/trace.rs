@@ -190,4 +190,37 @@ fn qlog_is_a_view_of_the_same_events() {
     assert_eq!(named("recovery:packet_lost").len(), fr);
     assert_eq!(named("sctp:window").len(), windows.len());
     assert!(!named("recovery:congestion_state_updated").is_empty());
+    // Packets with their chunks: every chunk declared lost went out before and goes out
+    // again after (its retransmission), as the packets sent show.
+    let mut sends: std::collections::HashMap<u64, Vec<f64>> = Default::default();
+    for p in named("transport:packet_sent") {
+        for f in p["data"]["frames"].as_array().unwrap() {
+            if f["frame_type"] == "data" {
+                let at = p["time"].as_f64().unwrap();
+                sends
+                    .entry(f["tsn"].as_u64().unwrap())
+                    .or_default()
+                    .push(at);
+            }
+        }
+    }
+    for l in named("recovery:packet_lost") {
+        let t = l["time"].as_f64().unwrap();
+        let tsn = l["data"]["header"]["packet_number"].as_u64().unwrap();
+        let sends = &sends[&tsn];
+        assert!(sends.iter().any(|&s| s < t), "lost before it was sent: {l}");
+        assert!(sends.iter().any(|&s| s >= t), "never resent: {l}");
+    }
+    let acks = named("transport:packet_received")
+        .into_iter()
+        .filter(|p| p["data"]["frames"][0]["frame_type"] == "sack")
+        .count();
+    assert!(acks > 100, "{acks} SACKs received");
+    // RTTs: the lowest sample is at most the smoothed one.
+    for m in &metrics {
+        let (min, srtt) = (&m["data"]["min_rtt"], &m["data"]["smoothed_rtt"]);
+        if let (Some(min), Some(srtt)) = (min.as_f64(), srtt.as_f64()) {
+            assert!(min <= srtt + 0.001, "{m}");
+        }
+    }
 }

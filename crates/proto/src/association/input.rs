@@ -137,6 +137,15 @@ impl Association {
         let Some((vtag, path, ts)) = self.admit_packet(local, remote, packet) else {
             return;
         };
+        if self.trace.enabled() {
+            let ev = crate::TraceEvent::Packet {
+                path,
+                sent: false,
+                size: packet.len(),
+                chunks: crate::trace::summarize(packet),
+            };
+            self.trace.record(now, ev);
+        }
         let mut rx = PacketRx {
             path,
             remote,

@@ -521,6 +521,9 @@ impl Association {
                 flight: p.flight_size,
                 srtt: p.rtt.srtt(),
                 rttvar: p.rtt.rttvar(),
+                min_rtt: p.rtt.min_rtt(),
+                latest_rtt: p.rtt.latest_rtt(),
+                pacing_rate: self.cfg.pacing.then_some(p.pacer.rate() as u64),
             };
             self.trace.record(now, ev);
         }

@@ -37,6 +37,25 @@ impl Association {
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         let start = buf.len();
+        let t = self.next_packet(now, buf)?;
+        if self.trace.enabled() {
+            let packet = bytes::Bytes::copy_from_slice(&buf[start..]);
+            let ev = crate::TraceEvent::Packet {
+                path: self
+                    .path_of_packet(t.local, t.remote)
+                    .unwrap_or(self.primary),
+                sent: true,
+                size: t.size,
+                chunks: crate::trace::summarize(&packet),
+            };
+            self.trace.record(now, ev);
+        }
+        Some(t)
+    }
+
+    /// [`Self::poll_transmit`]'s packet, before the trace sees it.
+    fn next_packet(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let start = buf.len();
         if let Some(s) = self.standalone.pop_front() {
             put_header(buf, self.local_port, self.peer_port, s.vtag);
             if s.chunk.encode(buf).is_err() {

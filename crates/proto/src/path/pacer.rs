@@ -56,6 +56,11 @@ impl Pacer {
         self.tokens = self.tokens.saturating_add(added).min(cap);
     }
 
+    /// The pacing rate, bytes per second (0: not pacing yet).
+    pub(crate) fn rate(&self) -> f64 {
+        self.rate
+    }
+
     /// Whether a packet of `mtu` bytes may leave now.
     pub(crate) fn ready(&self, mtu: usize) -> bool {
         self.rate == 0.0 || self.tokens >= mtu as u64

@@ -17,6 +17,9 @@ pub(crate) struct RttEstimator {
     max: Duration,
     alpha: f64,
     beta: f64,
+    /// The lowest and the latest sample (for traces: qlog's `min_rtt`, `latest_rtt`).
+    lowest: Option<Duration>,
+    latest: Option<Duration>,
 }
 
 impl RttEstimator {
@@ -30,11 +33,15 @@ impl RttEstimator {
             max: c.rto_max,
             alpha: c.rto_alpha,
             beta: c.rto_beta,
+            lowest: None,
+            latest: None,
         }
     }
 
     /// Feeds one RTT measurement R' (rules C2, C3; C4–C7 clamp the result).
     pub(crate) fn on_sample(&mut self, r: Duration) {
+        self.latest = Some(r);
+        self.lowest = Some(self.lowest.map_or(r, |m| m.min(r)));
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -63,6 +70,16 @@ impl RttEstimator {
     /// Smoothed RTT, if measured.
     pub(crate) fn srtt(&self) -> Option<Duration> {
         self.srtt
+    }
+
+    /// The lowest RTT sample so far.
+    pub(crate) fn min_rtt(&self) -> Option<Duration> {
+        self.lowest
+    }
+
+    /// The latest RTT sample.
+    pub(crate) fn latest_rtt(&self) -> Option<Duration> {
+        self.latest
     }
 
     /// RTT variation.

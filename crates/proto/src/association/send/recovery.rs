@@ -78,6 +78,12 @@ impl Association {
                 tsn,
                 lost_on: from,
                 resent_on: to,
+                // Three misses if it had them (RACK may have found it too), else RACK's time.
+                rule: if tx.outstanding[i].misses >= super::loss::MISS_THRESHOLD {
+                    crate::LossRule::ThreeMisses
+                } else {
+                    crate::LossRule::RackTime
+                },
             };
             self.trace.record(now, ev);
         }

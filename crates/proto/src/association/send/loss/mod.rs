@@ -56,7 +56,7 @@ pub(crate) trait LossDetector {
 }
 
 /// Miss indications that make a chunk lost (RFC 9260 §7.2.4).
-const MISS_THRESHOLD: u8 = 3;
+pub(crate) const MISS_THRESHOLD: u8 = 3;
 
 /// What the loss rules need to know of one SACK's gap blocks.
 #[derive(Debug, Default)]
