@@ -273,6 +273,8 @@ fn config(b: u8, seed: u64) -> EndpointConfig {
         ootb_burst: 1 + ((seed >> 10) & 15) as u32,
         ootb_rate: 1 + ((seed >> 14) & 3) as u32,
         cookie_secret_rotation: Duration::from_secs(1 + ((seed >> 4) & 15) * 10),
+        // Autotuning's shared budget: none, small (growth refused early) or ample.
+        buffer_budget: [0, 64 << 10, 1 << 20, 256 << 20][((seed >> 2) & 3) as usize],
         association: a,
     }
 }
@@ -349,10 +351,8 @@ impl World {
                         _ => None,
                     });
                 }
-                Chunk::Data(d) => {
-                    if f.ep_tsn.is_none_or(|t| tsn_gt(d.tsn, t)) {
-                        f.ep_tsn = Some(d.tsn);
-                    }
+                Chunk::Data(d) if f.ep_tsn.is_none_or(|t| tsn_gt(d.tsn, t)) => {
+                    f.ep_tsn = Some(d.tsn);
                 }
                 Chunk::Sack(s) => {
                     let next = s.cum_tsn_ack.wrapping_add(1);
@@ -1045,7 +1045,11 @@ impl World {
         let f = self.flow(e, remote.ip()).clone();
         let m = inp.u8();
         let tag = if m & 1 == 0 { f.remote_tag } else { inp.u32() };
-        let dst_port = if k % 4 < 2 { PORTS[1 - e] } else { FAKE_PORT + (k as u16 % 4) };
+        let dst_port = if k % 4 < 2 {
+            PORTS[1 - e]
+        } else {
+            FAKE_PORT + (k as u16 % 4)
+        };
         let mut quoted = Vec::with_capacity(24);
         quoted.extend_from_slice(&PORTS[e].to_be_bytes());
         quoted.extend_from_slice(&dst_port.to_be_bytes());
