@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use bytes::{Bytes, BytesMut};
 
 use super::{Reassembly, ReceivedMessage};
-use crate::serial::{tsn_le, tsn_lt};
+use crate::serial::tsn_lt;
 
 /// One received I-DATA chunk (not a duplicate: the TSN map filtered those).
 #[derive(Debug, Clone)]
@@ -78,13 +78,17 @@ impl Partial {
 #[derive(Debug, Default)]
 pub(super) struct Interleaved {
     /// Next ordered MID expected per inbound stream; all start at 0 (RFC 8260 §2.1).
-    next_mid: Vec<u32>,
+    pub(super) next_mid: Vec<u32>,
     /// Messages being gathered, by (stream, unordered, MID).
     partial: BTreeMap<(u16, bool, u32), Partial>,
     /// Whole ordered messages waiting for an earlier MID, by (stream, MID).
     held: BTreeMap<(u16, u32), ReceivedMessage>,
     /// Fragments in `partial`.
     fragments: usize,
+    /// Map entries I-FORWARD-TSNs delivered or dropped, for the cost tests.
+    pub(super) visited: u64,
+    /// The waiting MIDs an I-FORWARD-TSN entry releases, kept for its capacity.
+    scratch: Vec<u32>,
 }
 
 impl Interleaved {
@@ -210,10 +214,15 @@ impl Reassembly {
     /// dropped (a sender fragments one message per stream at a time, §2.2.2, so an earlier
     /// one is whole or abandoned too). `_new_cum` drops nothing by itself: with interleaving
     /// another stream's message still being sent can have fragments below it.
+    ///
+    /// Each entry costs a few ordered-map lookups plus what it delivers or drops: the
+    /// entries are found by key ranges, never by walking everything held (a hostile chunk
+    /// of thousands of entries must not cost thousands of walks).
     pub(crate) fn iforward_tsn(&mut self, _new_cum: u32, streams: &[(u16, bool, u32)]) {
         for &(stream, unordered, mid) in streams {
             if unordered {
-                self.drop_partial(|(s, u, m)| s == stream && u && tsn_le(m, mid));
+                // Every MID at or before `mid` in serial order: half the space below it.
+                self.drop_partial(stream, true, mid.wrapping_add(1 << 31), mid);
                 continue;
             }
             let Some(&next) = self.il.next_mid.get(usize::from(stream)) else {
@@ -223,22 +232,24 @@ impl Reassembly {
                 // An old I-FORWARD-TSN: already past there.
                 continue;
             }
-            let skipped = |m: u32| tsn_le(next, m) && tsn_le(m, mid);
-            let mut waiting: Vec<u32> = self
-                .il
-                .held
-                .range((stream, 0)..=(stream, u32::MAX))
-                .map(|(&(_, m), _)| m)
-                .filter(|&m| skipped(m))
-                .collect();
-            // Lowest MID first, in serial order from `next`.
-            waiting.sort_by_key(|&m| m.wrapping_sub(next));
-            for m in waiting {
+            // Waiting whole messages from `next` to `mid`, in serial order from `next`.
+            let mut waiting = std::mem::take(&mut self.il.scratch);
+            for r in serial_ranges(next, mid) {
+                let keys = self
+                    .il
+                    .held
+                    .range((stream, *r.start())..=(stream, *r.end()));
+                waiting.extend(keys.map(|(&(_, m), _)| m));
+            }
+            self.il.visited += waiting.len() as u64;
+            for &m in &waiting {
                 if let Some(msg) = self.il.held.remove(&(stream, m)) {
                     self.ready.push_back(msg);
                 }
             }
-            self.drop_partial(|(s, u, m)| s == stream && !u && skipped(m));
+            waiting.clear();
+            self.il.scratch = waiting;
+            self.drop_partial(stream, false, next, mid);
             if let Some(n) = self.il.next_mid.get_mut(usize::from(stream)) {
                 *n = mid.wrapping_add(1);
             }
@@ -246,21 +257,31 @@ impl Reassembly {
         }
     }
 
-    /// Drops the partial messages whose key matches.
-    fn drop_partial(&mut self, dead: impl Fn((u16, bool, u32)) -> bool) {
-        let keys: Vec<(u16, bool, u32)> = self
-            .il
-            .partial
-            .keys()
-            .copied()
-            .filter(|&k| dead(k))
-            .collect();
-        for k in keys {
-            if let Some(p) = self.il.partial.remove(&k) {
-                self.il.fragments -= p.frags.len();
-                let len: usize = p.frags.values().map(Bytes::len).sum();
-                self.release_bytes(len);
+    /// Drops the partial messages of `stream` (ordered or not) whose MID lies in the serial
+    /// interval from `lo` to `hi`.
+    fn drop_partial(&mut self, stream: u16, unordered: bool, lo: u32, hi: u32) {
+        for r in serial_ranges(lo, hi) {
+            let from = (stream, unordered, *r.start());
+            let to = (stream, unordered, *r.end());
+            while let Some((&k, _)) = self.il.partial.range(from..=to).next() {
+                self.il.visited += 1;
+                if let Some(p) = self.il.partial.remove(&k) {
+                    self.il.fragments -= p.frags.len();
+                    let len: usize = p.frags.values().map(Bytes::len).sum();
+                    self.release_bytes(len);
+                }
             }
         }
     }
+}
+
+/// The MIDs of the serial interval from `lo` to `hi` as ascending key ranges: one, or two
+/// when it wraps past `u32::MAX`.
+fn serial_ranges(lo: u32, hi: u32) -> impl Iterator<Item = std::ops::RangeInclusive<u32>> {
+    let (first, second) = if lo <= hi {
+        (lo..=hi, None)
+    } else {
+        (lo..=u32::MAX, Some(0..=hi))
+    };
+    std::iter::once(first).chain(second)
 }
