@@ -272,6 +272,8 @@ fn config(b: u8, seed: u64) -> EndpointConfig {
         max_associations_per_source: 1 + ((seed >> 8) & 3) as usize,
         ootb_burst: 1 + ((seed >> 10) & 15) as u32,
         ootb_rate: 1 + ((seed >> 14) & 3) as u32,
+        init_answer_rate: 1 + ((seed >> 12) & 3) as u32 * 8,
+        init_answer_bytes: 256 + ((seed >> 6) & 3) as u32 * 1024,
         cookie_secret_rotation: Duration::from_secs(1 + ((seed >> 4) & 15) * 10),
         // Autotuning's shared budget: none, small (growth refused early) or ample.
         buffer_budget: [0, 64 << 10, 1 << 20, 256 << 20][((seed >> 2) & 3) as usize],

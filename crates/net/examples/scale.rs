@@ -45,6 +45,8 @@ fn server_config(n: usize) -> EndpointConfig {
         max_associations_per_source: n + 16,
         ootb_burst: 1_000_000,
         ootb_rate: 1_000_000,
+        init_answer_rate: 1_000_000,
+        init_answer_bytes: u32::MAX,
         ..EndpointConfig::default()
     }
 }

@@ -425,11 +425,20 @@ pub struct EndpointConfig {
     /// IP address, so that one source cannot take every slot; beyond, ABORT (Out of
     /// Resource).
     pub max_associations_per_source: usize,
-    /// Out-of-the-blue answers (INIT-ACK, ABORT, SHUTDOWN-COMPLETE, Stale Cookie ERROR) one
-    /// source IP address may get at once (a token bucket; RFC 9260 §8.4 allows limiting).
+    /// Out-of-the-blue answers other than INIT-ACKs (ABORT, SHUTDOWN-COMPLETE, Stale Cookie
+    /// ERROR) one source IP address may get at once (a token bucket; RFC 9260 §8.4 allows
+    /// limiting).
     pub ootb_burst: u32,
-    /// Tokens per second the out-of-the-blue answer bucket of a source refills with.
+    /// Tokens per second the out-of-the-blue answer bucket of a source refills with
+    /// (ABORTs, SHUTDOWN-COMPLETEs; INITs have their own budget below).
     pub ootb_rate: u32,
+    /// INIT-ACKs per second (and at once) the endpoint sends to all sources together: bounds
+    /// the cookie work a flood of INITs costs.
+    pub init_answer_rate: u32,
+    /// Bytes of INIT answers per second (and at once) one source IP address may get:
+    /// bounds reflection toward a forged address without a count of answers a spoofer could
+    /// use up (100 forged INITs a second draw about 30 KB/s of answers).
+    pub init_answer_bytes: u32,
     /// How often the cookie secret is replaced; the previous one still verifies cookies
     /// for one cookie lifetime (RFC 9260 §5.1.3 suggests changing it regularly).
     pub cookie_secret_rotation: Duration,
@@ -452,6 +461,8 @@ impl Default for EndpointConfig {
             max_associations_per_source: 64,
             ootb_burst: 16,
             ootb_rate: 16,
+            init_answer_rate: 1024,
+            init_answer_bytes: 64 << 10,
             cookie_secret_rotation: Duration::from_secs(3600),
             buffer_budget: 256 << 20,
             association: AssociationConfig::default(),

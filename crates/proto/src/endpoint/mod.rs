@@ -64,10 +64,12 @@ struct Entry {
     source: IpAddr,
 }
 
-/// Out-of-the-blue answers left for one source (a token bucket).
+/// Out-of-the-blue answers left for one source (a token bucket), and bytes of INIT
+/// answers (`init_answer_bytes`).
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
     tokens: f64,
+    bytes: f64,
     at: Instant,
 }
 
@@ -105,6 +107,8 @@ pub struct Endpoint {
     tx_ready: VecDeque<AssocId>,
     ev_ready: VecDeque<AssocId>,
     buckets: HashMap<IpAddr, Bucket>,
+    /// INIT answers left to the whole endpoint (`init_answer_rate`; `bytes` unused).
+    init_answers: Bucket,
     /// Addresses announced in INIT/INIT-ACK (multi-homing).
     local_addrs: Vec<SocketAddr>,
     /// Associations record their decisions (`crate::trace`).
@@ -128,6 +132,7 @@ impl Endpoint {
     /// An endpoint with its configuration and the seed of every random number it will draw.
     /// The configuration is taken as it is; [`Endpoint::try_new`] checks it first.
     pub fn new(cfg: EndpointConfig, seed: u64) -> Self {
+        let init_answers = f64::from(cfg.init_answer_rate);
         let rng = ChaCha8Rng::seed_from_u64(seed);
         let mut secret_rng = ChaCha8Rng::seed_from_u64(seed);
         secret_rng.set_stream(1);
@@ -158,6 +163,11 @@ impl Endpoint {
             tx_ready: VecDeque::new(),
             ev_ready: VecDeque::new(),
             buckets: HashMap::new(),
+            init_answers: Bucket {
+                tokens: init_answers,
+                bytes: 0.0,
+                at: Instant::ZERO,
+            },
             local_addrs: Vec::new(),
         }
     }

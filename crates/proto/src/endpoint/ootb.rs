@@ -17,27 +17,58 @@ use crate::cookie::CookieError;
 use crate::time::Instant;
 
 impl Endpoint {
-    /// Takes one token of `remote`'s out-of-the-blue answer budget, if there is one left
-    /// (RFC 9260 §8.4 allows rate-limiting these answers).
-    pub(super) fn ootb_budget(&mut self, now: Instant, remote: IpAddr) -> bool {
+    /// `remote`'s answer budgets, refilled up to `now`.
+    fn source_budget(&mut self, now: Instant, remote: IpAddr) -> &mut Bucket {
         if self.buckets.len() >= MAX_BUCKETS && !self.buckets.contains_key(&remote) {
             self.buckets.clear();
         }
         let burst = f64::from(self.cfg.ootb_burst);
         let rate = f64::from(self.cfg.ootb_rate);
+        let bytes = f64::from(self.cfg.init_answer_bytes);
         let b = self.buckets.entry(remote).or_insert(Bucket {
             tokens: burst,
+            bytes,
             at: now,
         });
         let dt = (now - b.at).as_secs_f64();
         b.tokens = (b.tokens + dt * rate).min(burst);
+        b.bytes = (b.bytes + dt * bytes).min(bytes);
         b.at = now;
+        b
+    }
+
+    /// Takes one token of `remote`'s out-of-the-blue answer budget, if there is one left
+    /// (RFC 9260 §8.4 allows rate-limiting these answers).
+    pub(super) fn ootb_budget(&mut self, now: Instant, remote: IpAddr) -> bool {
+        let b = self.source_budget(now, remote);
         if b.tokens >= 1.0 {
             b.tokens -= 1.0;
             true
         } else {
             false
         }
+    }
+
+    /// Whether an INIT from `remote` may get its `len`-byte answer: from the endpoint's
+    /// budget of INIT answers, and within `remote`'s byte allowance. No per-source count
+    /// limits it, which a spoofer forging the victim's address could use up (RFC 5062 §2
+    /// style lock-out); the byte allowance bounds what reflection sends one address.
+    fn init_budget(&mut self, now: Instant, remote: IpAddr, len: usize) -> bool {
+        let rate = f64::from(self.cfg.init_answer_rate);
+        let g = &mut self.init_answers;
+        let dt = (now - g.at).as_secs_f64();
+        g.tokens = (g.tokens + dt * rate).min(rate);
+        g.at = now;
+        if g.tokens < 1.0 {
+            return false;
+        }
+        let b = self.source_budget(now, remote);
+        if b.bytes < len as f64 {
+            return false;
+        }
+        b.bytes -= len as f64;
+        self.init_answers.tokens -= 1.0;
+        true
     }
 
     /// Whether `source` holds `max_associations_per_source` live associations (after
@@ -74,11 +105,14 @@ impl Endpoint {
                 let Some(Ok(init)) = first.decode_as::<Init>() else {
                     return None;
                 };
-                if init.initiate_tag == 0 || !self.ootb_budget(now, remote.ip()) {
-                    return None; // §3.3.2; answers are rate-limited per source.
+                if init.initiate_tag == 0 || self.init_answers_empty(now) {
+                    return None; // §3.3.2; no budget left for anyone: no answer built.
                 }
                 let reply = self.answer_init(now, remote, h, &init, listening);
-                self.send_stateless(local, remote, reply_header(init.initiate_tag), reply);
+                let bytes = encode_stateless(reply_header(init.initiate_tag), &reply)?;
+                if self.init_budget(now, remote.ip(), bytes.len()) {
+                    self.queue_stateless(local, remote, bytes);
+                }
                 None
             }
             ChunkType::COOKIE_ECHO => {
@@ -286,15 +320,20 @@ impl Endpoint {
         h: CommonHeader,
         chunk: Chunk,
     ) {
-        let mut bytes = Vec::with_capacity(64);
-        bytes.extend_from_slice(&h.src_port.to_be_bytes());
-        bytes.extend_from_slice(&h.dst_port.to_be_bytes());
-        bytes.extend_from_slice(&h.verification_tag.to_be_bytes());
-        bytes.extend_from_slice(&[0; 4]);
-        if chunk.encode(&mut bytes).is_err() {
-            return;
+        if let Some(bytes) = encode_stateless(h, &chunk) {
+            self.queue_stateless(local, remote, bytes);
         }
-        write_checksum(&mut bytes);
+    }
+
+    /// Whether the endpoint's INIT answers are all spent for now (checked before an answer
+    /// is built: a flood then costs no cookie HMAC).
+    fn init_answers_empty(&self, now: Instant) -> bool {
+        let g = &self.init_answers;
+        let rate = f64::from(self.cfg.init_answer_rate);
+        g.tokens + (now - g.at).as_secs_f64() * rate < 1.0
+    }
+
+    fn queue_stateless(&mut self, local: SocketAddr, remote: SocketAddr, bytes: Vec<u8>) {
         // Bounded: a flood of OOTB packets cannot queue more than this many answers.
         if self.outgoing.len() < 1024 {
             self.outgoing.push_back(Outgoing {
@@ -304,6 +343,18 @@ impl Endpoint {
             });
         }
     }
+}
+
+/// A packet of one chunk under `h`, checksummed.
+fn encode_stateless(h: CommonHeader, chunk: &Chunk) -> Option<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(64);
+    bytes.extend_from_slice(&h.src_port.to_be_bytes());
+    bytes.extend_from_slice(&h.dst_port.to_be_bytes());
+    bytes.extend_from_slice(&h.verification_tag.to_be_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    chunk.encode(&mut bytes).ok()?;
+    write_checksum(&mut bytes);
+    Some(bytes)
 }
 
 /// The chunks of an out-of-the-blue packet that may get an answer at all, or `None`: §8.4
