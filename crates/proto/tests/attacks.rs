@@ -385,7 +385,22 @@ fn drain(ep: &mut Endpoint, now: Instant) -> Vec<(SocketAddr, Packet)> {
 
 /// INIT -> INIT-ACK -> COOKIE-ECHO from `from` and SCTP port `port`; the endpoint's answer.
 fn open_from(ep: &mut Endpoint, from: SocketAddr, port: u16) -> Vec<(SocketAddr, Packet)> {
+    open_listing(ep, from, port, &[])
+}
+
+/// [`open_from`] with an INIT that lists `extra` addresses too.
+fn open_listing(
+    ep: &mut Endpoint,
+    from: SocketAddr,
+    port: u16,
+    extra: &[IpAddr],
+) -> Vec<(SocketAddr, Packet)> {
     let local = addr("10.0.0.2:9899");
+    let mut params: Vec<Param> = extra.iter().map(|ip| Param::from_address(*ip)).collect();
+    if !params.is_empty() {
+        // RFC 9260 §5.1.2: a list names the source address too.
+        params.push(Param::from_address(from.ip()));
+    }
     let now = Instant::ZERO;
     let init = Packet {
         src_port: port,
@@ -398,7 +413,7 @@ fn open_from(ep: &mut Endpoint, from: SocketAddr, port: u16) -> Vec<(SocketAddr,
                 outbound_streams: 1,
                 inbound_streams: 1,
                 initial_tsn: 1,
-                params: vec![],
+                params,
             }
             .into(),
         ],
@@ -456,6 +471,36 @@ fn one_source_cannot_take_every_association_slot() {
     assert!(
         out.iter()
             .any(|(_, p)| matches!(p.chunks[0], Chunk::CookieAck(_)))
+    );
+}
+
+/// RFC 5062 §2 (address camping): an attacker's association lists the victim's address,
+/// which it can never confirm; the victim, connecting from that address with the same SCTP
+/// port, still gets its association, and the attacker's keeps its own.
+#[test]
+fn an_address_listed_but_never_confirmed_does_not_lock_its_owner_out() {
+    let mut ep = raw_server(EndpointConfig::default());
+    let (attacker, victim) = (addr("10.0.0.66:9899"), addr("10.0.0.77:9899"));
+    let out = open_listing(&mut ep, attacker, 7000, &[victim.ip()]);
+    assert!(
+        out.iter()
+            .any(|(_, p)| matches!(p.chunks[0], Chunk::CookieAck(_))),
+        "the attacker's association: {out:?}"
+    );
+    let out = open_from(&mut ep, victim, 7000);
+    assert!(
+        out.iter()
+            .any(|(_, p)| matches!(p.chunks[0], Chunk::CookieAck(_))),
+        "the victim was refused: {out:?}"
+    );
+    assert_eq!(ep.associations().count(), 2);
+    // Once the victim's association exists, the address is its own: a third INIT listing
+    // it is refused as before (cause 11).
+    let out = open_listing(&mut ep, addr("10.0.0.88:9899"), 7000, &[victim.ip()]);
+    assert!(
+        out.iter().any(|(_, p)| matches!(&p.chunks[0],
+            Chunk::Abort(a) if a.causes.iter().any(|c| matches!(c, ErrorCause::RestartWithNewAddresses(_))))),
+        "{out:?}"
     );
 }
 

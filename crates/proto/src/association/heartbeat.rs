@@ -64,6 +64,9 @@ impl Association {
         self.schedule_heartbeat(now, path);
         self.error_count = 0;
         if newly_confirmed {
+            let remote = self.paths[path.0 as usize].remote;
+            self.path_events
+                .push_back(super::PathEvent::Confirmed { id: path, remote });
             // 003 §2.1.3.4: a confirmed path starts PLPMTUD at BASE.
             self.pmtu_path_confirmed(now, path);
         }

@@ -14,6 +14,8 @@ pub(crate) enum PathEvent {
     Added { id: PathId, remote: SocketAddr },
     /// Path `id` to `remote` was removed; its id is never reused.
     Removed { id: PathId, remote: SocketAddr },
+    /// Path `id`'s address `remote` answered a HEARTBEAT (RFC 9260 §5.4): the peer is there.
+    Confirmed { id: PathId, remote: SocketAddr },
 }
 use crate::path::{Path, PathId};
 use crate::time::Instant;
@@ -204,6 +206,14 @@ impl Association {
         self.path_events
             .push_back(PathEvent::Removed { id: path, remote });
         Ok(())
+    }
+
+    /// Whether a live path to `ip` is confirmed (RFC 9260 §5.4): by the handshake for the
+    /// first, by a HEARTBEAT-ACK for the others.
+    pub fn is_peer_confirmed(&self, ip: std::net::IpAddr) -> bool {
+        self.paths
+            .iter()
+            .any(|p| !p.removed && p.confirmed && p.remote.ip() == ip)
     }
 
     /// Every peer IP address of the association's paths.

@@ -4,7 +4,7 @@
 //! blue packets (§8.4).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -96,6 +96,10 @@ pub struct Endpoint {
     // BTreeMap: iteration order (and so packet order) is deterministic.
     assocs: BTreeMap<AssocId, Entry>,
     by_peer: HashMap<(IpAddr, u16), AssocId>,
+    /// Keys of `by_peer` whose owner has not confirmed the address (RFC 9260 §5.4): they
+    /// route packets to it but block nobody (RFC 5062 §2: an address listed and never
+    /// confirmed must not lock its real owner out).
+    tentative: HashSet<(IpAddr, u16)>,
     per_source: HashMap<IpAddr, usize>,
     /// The last demultiplexing result: bulk traffic hits it almost always.
     last_peer: Option<((IpAddr, u16), AssocId)>,
@@ -152,6 +156,7 @@ impl Endpoint {
             secret_rng,
             assocs: BTreeMap::new(),
             by_peer: HashMap::new(),
+            tentative: HashSet::new(),
             per_source: HashMap::new(),
             last_peer: None,
             next_id: 0,
@@ -229,8 +234,11 @@ impl Endpoint {
         ChaCha8Rng::seed_from_u64(self.rng.next_u64())
     }
 
-    /// The live association owning (IP, SCTP port), if any.
+    /// The live association owning (IP, SCTP port) with the address confirmed, if any.
     fn live_owner(&self, ip: IpAddr, port: u16) -> Option<AssocId> {
+        if self.tentative.contains(&(ip, port)) {
+            return None;
+        }
         let id = *self.by_peer.get(&(ip, port))?;
         let e = self.assocs.get(&id)?;
         (!e.assoc.is_closed()).then_some(id)
@@ -262,21 +270,45 @@ impl Endpoint {
     }
 
     /// Makes `id` the owner of (IP, port) for each of `peers` that no live association owns
-    /// (an address is never taken from a live association, DESIGN.md "Hostile input").
+    /// confirmed (an address is never taken from a live association that confirmed it,
+    /// DESIGN.md "Hostile input"); one `id` has not confirmed yet is owned tentatively.
     fn claim(&mut self, id: AssocId, peers: &[IpAddr], port: u16) {
         for ip in peers {
             let key = (*ip, port);
-            if self.live_owner(*ip, port).is_some() {
-                continue; // Ours already, or another live association's.
+            let confirmed = self
+                .assocs
+                .get(&id)
+                .is_some_and(|e| e.assoc.is_peer_confirmed(*ip));
+            match self.live_owner(*ip, port) {
+                Some(owner) if owner == id => continue,
+                Some(_) => continue, // Another live association's, confirmed.
+                None => {}
             }
             if let Some(old) = self.by_peer.insert(key, id)
+                && old != id
                 && let Some(e) = self.assocs.get_mut(&old)
             {
+                // A tentative owner gives way (RFC 5062 §2).
                 e.keys.retain(|k| *k != key);
             }
-            if let Some(e) = self.assocs.get_mut(&id) {
+            if confirmed {
+                self.tentative.remove(&key);
+            } else {
+                self.tentative.insert(key);
+            }
+            if let Some(e) = self.assocs.get_mut(&id)
+                && !e.keys.contains(&key)
+            {
                 e.keys.push(key);
             }
+        }
+    }
+
+    /// `id` confirmed its path to `ip`: the address is its own now, if it still routes there.
+    fn confirm(&mut self, id: AssocId, ip: IpAddr, port: u16) {
+        let key = (ip, port);
+        if self.by_peer.get(&key) == Some(&id) {
+            self.tentative.remove(&key);
         }
     }
 
@@ -354,6 +386,7 @@ impl Endpoint {
         for k in &e.keys {
             if self.by_peer.get(k) == Some(&id) {
                 self.by_peer.remove(k);
+                self.tentative.remove(k);
             }
         }
         if let Some(n) = self.per_source.get_mut(&e.source) {
@@ -399,10 +432,22 @@ impl Endpoint {
         }
         self.rotate_secret(now);
         let key = (remote.ip(), h.src_port);
-        let found = match self.last_peer {
+        let mut found = match self.last_peer {
             Some((k, id)) if k == key => Some(id),
             _ => self.by_peer.get(&key).copied(),
         };
+        if self.tentative.contains(&key)
+            && let Some(id) = found
+            && self
+                .assocs
+                .get(&id)
+                .is_none_or(|e| e.assoc.local_tag() != h.verification_tag)
+        {
+            // An address its owner only listed: only packets with the owner's tag are its
+            // (a HEARTBEAT-ACK confirming it); an INIT or COOKIE-ECHO from the address's
+            // real owner is out of the blue (RFC 5062 §2).
+            found = None;
+        }
         let mut remembered = false;
         if let Some(id) = found
             && let Some(e) = self.assocs.get_mut(&id)
@@ -421,12 +466,21 @@ impl Endpoint {
                 // removed path's address keeps routing here: the peer, not told without
                 // RFC 5061, may still send from it, and an ABORT to it would end the
                 // association (RFC 9260 §8.4).
-                let mut added = false;
+                let (mut added, mut confirmed) = (false, Vec::new());
                 while let Some(ev) = a.poll_path_event() {
-                    added |= matches!(ev, crate::association::PathEvent::Added { .. });
+                    match ev {
+                        crate::association::PathEvent::Added { .. } => added = true,
+                        crate::association::PathEvent::Confirmed { remote, .. } => {
+                            confirmed.push(remote.ip());
+                        }
+                        crate::association::PathEvent::Removed { .. } => {}
+                    }
                 }
                 if added {
                     self.register_paths(now, id, h.src_port);
+                }
+                for ip in confirmed {
+                    self.confirm(id, ip, h.src_port);
                 }
                 self.touch(id);
                 return Some(id);
