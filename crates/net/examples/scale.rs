@@ -43,6 +43,7 @@ fn server_config(n: usize) -> EndpointConfig {
         listen: true,
         max_associations: n + 16,
         max_associations_per_source: n + 16,
+        max_associations_per_prefix: n + 16,
         ootb_burst: 1_000_000,
         ootb_rate: 1_000_000,
         init_answer_rate: 1_000_000,

@@ -425,6 +425,14 @@ pub struct EndpointConfig {
     /// IP address, so that one source cannot take every slot; beyond, ABORT (Out of
     /// Resource).
     pub max_associations_per_source: usize,
+    /// Associations at most whose primary peer address lies in one network prefix (an
+    /// IPv4 /`source_prefix_v4`, an IPv6 /`source_prefix_v6`): one host with many addresses,
+    /// e.g. an IPv6 /64, cannot take every slot either.
+    pub max_associations_per_prefix: usize,
+    /// Prefix length that groups IPv4 sources for `max_associations_per_prefix` (24).
+    pub source_prefix_v4: u8,
+    /// Prefix length that groups IPv6 sources for `max_associations_per_prefix` (64).
+    pub source_prefix_v6: u8,
     /// Out-of-the-blue answers other than INIT-ACKs (ABORT, SHUTDOWN-COMPLETE, Stale Cookie
     /// ERROR) one source IP address may get at once (a token bucket; RFC 9260 §8.4 allows
     /// limiting).
@@ -459,6 +467,9 @@ impl Default for EndpointConfig {
             cookie_secret: None,
             max_associations: 1024,
             max_associations_per_source: 64,
+            max_associations_per_prefix: 256,
+            source_prefix_v4: 24,
+            source_prefix_v6: 64,
             ootb_burst: 16,
             ootb_rate: 16,
             init_answer_rate: 1024,

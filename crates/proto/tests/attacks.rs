@@ -504,6 +504,46 @@ fn an_address_listed_but_never_confirmed_does_not_lock_its_owner_out() {
     );
 }
 
+/// Many addresses of one network (16 IPv4 addresses, or one IPv6 /64) cannot take every
+/// association slot: the prefix has its own cap.
+#[test]
+fn one_prefix_cannot_take_every_association_slot() {
+    let mut ep = raw_server(EndpointConfig {
+        max_associations_per_prefix: 3,
+        ..EndpointConfig::default()
+    });
+    let accepted = |out: &[(SocketAddr, Packet)]| {
+        out.iter()
+            .any(|(_, p)| matches!(p.chunks[0], Chunk::CookieAck(_)))
+    };
+    for host in 1..=3 {
+        let out = open_from(&mut ep, addr(&format!("10.0.0.{host}:9899")), 6001);
+        assert!(accepted(&out), "host {host}: {out:?}");
+    }
+    let out = open_from(&mut ep, addr("10.0.0.200:9899"), 6001);
+    assert!(
+        out_of_resource(&out),
+        "a fourth address of 10.0.0.0/24: {out:?}"
+    );
+    // Another /24 still gets in; so do the first three /64s of IPv6, then not a fourth
+    // address of the same /64.
+    assert!(accepted(&open_from(&mut ep, addr("10.0.1.1:9899"), 6001)));
+    for host in 1..=3 {
+        let a = addr(&format!("[2001:db8::{host}]:9899"));
+        assert!(accepted(&open_from(&mut ep, a, 6001)), "IPv6 host {host}");
+    }
+    let out = open_from(&mut ep, addr("[2001:db8::ffff:1]:9899"), 6001);
+    assert!(
+        out_of_resource(&out),
+        "a fourth address of 2001:db8::/64: {out:?}"
+    );
+    assert!(accepted(&open_from(
+        &mut ep,
+        addr("[2001:db8:0:1::1]:9899"),
+        6001
+    )));
+}
+
 #[test]
 fn an_init_from_sctp_port_0_is_discarded() {
     let mut ep = raw_server(EndpointConfig::default());

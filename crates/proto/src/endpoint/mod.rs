@@ -101,6 +101,8 @@ pub struct Endpoint {
     /// confirmed must not lock its real owner out).
     tentative: HashSet<(IpAddr, u16)>,
     per_source: HashMap<IpAddr, usize>,
+    /// Associations per source prefix (`max_associations_per_prefix`).
+    per_prefix: HashMap<IpAddr, usize>,
     /// The last demultiplexing result: bulk traffic hits it almost always.
     last_peer: Option<((IpAddr, u16), AssocId)>,
     next_id: u32,
@@ -158,6 +160,7 @@ impl Endpoint {
             by_peer: HashMap::new(),
             tentative: HashSet::new(),
             per_source: HashMap::new(),
+            per_prefix: HashMap::new(),
             last_peer: None,
             next_id: 0,
             tracing: false,
@@ -251,6 +254,7 @@ impl Endpoint {
         self.next_id = self.next_id.wrapping_add(1);
         let source = peers.first().copied().unwrap_or(IpAddr::from([0u8; 4]));
         *self.per_source.entry(source).or_insert(0) += 1;
+        *self.per_prefix.entry(self.prefix_of(source)).or_insert(0) += 1;
         self.assocs.insert(
             id,
             Entry {
@@ -387,6 +391,13 @@ impl Endpoint {
             if self.by_peer.get(k) == Some(&id) {
                 self.by_peer.remove(k);
                 self.tentative.remove(k);
+            }
+        }
+        let prefix = self.prefix_of(e.source);
+        if let Some(n) = self.per_prefix.get_mut(&prefix) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_prefix.remove(&prefix);
             }
         }
         if let Some(n) = self.per_source.get_mut(&e.source) {

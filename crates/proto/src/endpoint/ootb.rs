@@ -71,15 +71,36 @@ impl Endpoint {
         true
     }
 
-    /// Whether `source` holds `max_associations_per_source` live associations (after
-    /// forgetting drained ones).
+    /// Whether `source` holds `max_associations_per_source` live associations, or its
+    /// prefix `max_associations_per_prefix` (after forgetting drained ones).
     pub(super) fn source_full(&mut self, source: IpAddr) -> bool {
-        let cap = self.cfg.max_associations_per_source;
-        if self.per_source.get(&source).copied().unwrap_or(0) < cap {
+        let prefix = self.prefix_of(source);
+        let full = |ep: &Self| {
+            ep.per_source.get(&source).copied().unwrap_or(0) >= ep.cfg.max_associations_per_source
+                || ep.per_prefix.get(&prefix).copied().unwrap_or(0)
+                    >= ep.cfg.max_associations_per_prefix
+        };
+        if !full(self) {
             return false;
         }
         self.prune();
-        self.per_source.get(&source).copied().unwrap_or(0) >= cap
+        full(self)
+    }
+
+    /// `ip` with the bits beyond its family's source prefix cleared.
+    pub(super) fn prefix_of(&self, ip: IpAddr) -> IpAddr {
+        match ip {
+            IpAddr::V4(a) => {
+                let len = u32::from(self.cfg.source_prefix_v4.min(32));
+                let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+                IpAddr::V4((u32::from(a) & mask).into())
+            }
+            IpAddr::V6(a) => {
+                let len = u32::from(self.cfg.source_prefix_v6.min(128));
+                let mask = u128::MAX.checked_shl(128 - len).unwrap_or(0);
+                IpAddr::V6((u128::from(a) & mask).into())
+            }
+        }
     }
 
     /// A packet for no association (RFC 9260 §8.4), or the start of a new one.
