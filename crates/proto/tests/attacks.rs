@@ -337,6 +337,43 @@ fn out_of_the_blue_answers_are_rate_limited_per_source() {
     assert_eq!(s.take_sent().len(), 1);
 }
 
+/// Unrecognized chunks whose type asks for a report (RFC 9260 §3.2) draw ERROR chunks that
+/// echo them: never more bytes of reports than the packet brought (small unknown chunks drew
+/// three times their size).
+#[test]
+fn reports_of_unrecognized_chunks_are_no_larger_than_the_packet() {
+    let mut s = Script::server(1033);
+    s.establish_passive();
+    s.take_sent();
+    // Type 0xFF: skip and report. Forty 4-byte chunks.
+    let chunks: Vec<Chunk> = (0..40)
+        .map(|_| unknown_chunk(0xFF, 0, b"").into())
+        .collect();
+    let p = s.to_ep(chunks);
+    let len = p.to_vec().unwrap().len();
+    s.inject(&p);
+    s.advance(ms(300));
+    let reported: usize = s
+        .take_sent()
+        .iter()
+        .flat_map(|o| o.pkt.chunks.iter())
+        .filter_map(|c| match c {
+            Chunk::Error(e) => Some(e),
+            _ => None,
+        })
+        .map(|e| {
+            let mut v = Vec::new();
+            Chunk::Error(e.clone()).encode(&mut v).unwrap();
+            v.len()
+        })
+        .sum();
+    assert!(reported > 0, "nothing reported");
+    assert!(
+        reported <= len,
+        "{reported} bytes of ERROR for a {len}-byte packet"
+    );
+}
+
 #[test]
 fn unrecognized_parameter_reports_are_capped_so_the_init_ack_fits_the_path_mtu() {
     let mut s = Script::server(1032);

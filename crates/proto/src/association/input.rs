@@ -43,6 +43,9 @@ struct PacketRx {
     datagram_len: usize,
     /// The TIMESTAMP chunk leading it (Ladha et al. Fig. 6).
     ts: Option<braid_wire::chunk::Timestamp>,
+    /// Bytes of ERROR reports its unrecognized chunks may still draw: no more than the
+    /// packet brought (each report echoes its chunk plus 8 bytes of headers).
+    report_budget: usize,
 }
 
 impl Association {
@@ -155,6 +158,7 @@ impl Association {
             cookie_checked: false,
             datagram_len: packet.len(),
             ts,
+            report_budget: packet.len(),
         };
         for (index, raw) in raw_chunks(packet).enumerate() {
             let Ok(raw) = raw else {
@@ -308,7 +312,7 @@ impl Association {
             ChunkType::ASCONF | ChunkType::ASCONF_ACK | ChunkType::RE_CONFIG
         ) {
             // Extensions we did not announce are handled as unrecognized (§3.2).
-            return self.unrecognized_flow(path, &raw);
+            return self.unrecognized_flow(rx, &raw);
         }
         let raw_flags = raw.flags;
         if matches!(raw.chunk_type, ChunkType::SACK | ChunkType::NR_SACK) {
@@ -396,7 +400,7 @@ impl Association {
             // Announced extensions only; see the check before decoding.
             Chunk::Asconf(_) | Chunk::AsconfAck(_) | Chunk::ReConfig(_) => {}
             Chunk::Unknown(raw) if self.ls() => return self.on_ls_chunk(now, rx, raw),
-            Chunk::Unknown(raw) => return self.unrecognized_flow(path, &raw),
+            Chunk::Unknown(raw) => return self.unrecognized_flow(rx, &raw),
         }
         Flow::Next
     }
@@ -455,14 +459,14 @@ impl Association {
                 self.on_ls_forward(f);
             }
         } else {
-            return self.unrecognized_flow(rx.path, &raw);
+            return self.unrecognized_flow(rx, &raw);
         }
         Flow::Next
     }
 
     /// [`Association::on_unrecognized`] as a [`Flow`].
-    fn unrecognized_flow(&mut self, path: PathId, raw: &braid_wire::RawChunk) -> Flow {
-        if self.on_unrecognized(path, raw) {
+    fn unrecognized_flow(&mut self, rx: &mut PacketRx, raw: &braid_wire::RawChunk) -> Flow {
+        if self.on_unrecognized(rx, raw) {
             Flow::Next
         } else {
             Flow::Stop
@@ -490,13 +494,18 @@ impl Association {
 
     /// An unrecognized chunk: report and/or stop as its high bits say (RFC 9260 §3.2).
     /// Returns whether processing of the packet goes on.
-    fn on_unrecognized(&mut self, path: PathId, raw: &braid_wire::RawChunk) -> bool {
+    fn on_unrecognized(&mut self, rx: &mut PacketRx, raw: &braid_wire::RawChunk) -> bool {
         let action = raw.chunk_type.unrecognized_action();
-        if action.reports() {
-            // An ERROR cause for a chunk the peer sent that we do not understand (§3.2).
-            let cause = ErrorCause::UnrecognizedChunkType(Bytes::from(raw.to_wire()));
+        let echoed = raw.to_wire();
+        // ERROR chunk header and cause header around the echoed chunk, padded (§3.3.10).
+        let report = 8 + echoed.len().next_multiple_of(4);
+        if action.reports() && report <= rx.report_budget {
+            rx.report_budget -= report;
+            // An ERROR cause for a chunk the peer sent that we do not understand (§3.2);
+            // never more bytes of them than the packet brought (no amplification).
+            let cause = ErrorCause::UnrecognizedChunkType(Bytes::from(echoed));
             self.queue_control(
-                path,
+                rx.path,
                 ErrorChunk {
                     causes: vec![cause],
                 },
