@@ -354,10 +354,12 @@ impl Driver {
                 net.socket_buffer,
             )?);
         }
-        let mut seed = [0u8; 8];
+        // Two independent 256-bit seeds: tags and TSNs, and cookie secrets.
+        let (mut seed, mut secret_seed) = ([0u8; 32], [0u8; 32]);
         getrandom::fill(&mut seed).map_err(|e| io::Error::other(e.to_string()))?;
+        getrandom::fill(&mut secret_seed).map_err(|e| io::Error::other(e.to_string()))?;
         // Validated above.
-        let mut ep = braid_proto::Endpoint::new(cfg.clone(), u64::from_le_bytes(seed));
+        let mut ep = braid_proto::Endpoint::with_seeds(cfg.clone(), seed, secret_seed);
         // Several local addresses make associations multi-homed (RFC 9260 §5.1.2).
         ep.set_local_addresses(socks.iter().map(|s| s.local).collect());
         let pcap = net.pcap.map(PcapWriter::new).transpose()?;

@@ -581,6 +581,50 @@ fn one_prefix_cannot_take_every_association_slot() {
     )));
 }
 
+/// Tags and cookie secrets come from independent seeds: two endpoints that share the tag
+/// seed (an attacker who learned it from the tags) still sign different cookies.
+#[test]
+fn cookie_secrets_do_not_follow_from_the_tag_seed() {
+    let cfg = EndpointConfig {
+        listen: true,
+        port: EP_PORT,
+        association: quiet_config(),
+        ..EndpointConfig::default()
+    };
+    let init_ack = |secret_seed: u8| {
+        let mut ep = Endpoint::with_seeds(cfg.clone(), [7; 32], [secret_seed; 32]);
+        let init = Packet {
+            src_port: 6001,
+            dst_port: EP_PORT,
+            verification_tag: 0,
+            chunks: vec![
+                Init {
+                    initiate_tag: 99,
+                    a_rwnd: 1 << 16,
+                    outbound_streams: 1,
+                    inbound_streams: 1,
+                    initial_tsn: 1,
+                    params: vec![],
+                }
+                .into(),
+            ],
+        };
+        let now = Instant::ZERO;
+        let (local, from) = (addr("10.0.0.2:9899"), addr("10.0.0.1:9899"));
+        ep.handle_datagram(now, local, from, init.to_vec().unwrap().into());
+        let out = drain(&mut ep, now);
+        match &out[0].1.chunks[0] {
+            Chunk::InitAck(a) => a.state_cookie().unwrap().clone(),
+            c => panic!("{c:?}"),
+        }
+    };
+    assert_ne!(
+        init_ack(1),
+        init_ack(2),
+        "the cookie did not depend on the secret seed"
+    );
+}
+
 #[test]
 fn an_init_from_sctp_port_0_is_discarded() {
     let mut ep = raw_server(EndpointConfig::default());

@@ -75,6 +75,16 @@ pub enum ConfigError {
     /// `path_mtu` is outside [`PATH_MTU_RANGE`].
     #[error("path_mtu {0} is outside 1200..=65535")]
     PathMtu(usize),
+    /// A source prefix length is longer than its address (32 or 128 bits).
+    #[error("{key} {value} is longer than the address ({bits} bits)")]
+    PrefixLength {
+        /// `source_prefix_v4` or `source_prefix_v6`.
+        key: &'static str,
+        /// Its value.
+        value: u8,
+        /// The address's length in bits.
+        bits: u8,
+    },
 }
 
 /// `Err(Zero { key })` if `zero`.
@@ -187,8 +197,9 @@ impl EndpointConfig {
     /// # Errors
     ///
     /// [`ConfigError::Zero`] if `port`, `valid_cookie_life`, `cookie_secret_rotation`,
-    /// `max_associations` or `max_associations_per_source` is 0, else the association
-    /// settings' error.
+    /// `max_associations`, `max_associations_per_source`, `max_associations_per_prefix` or
+    /// `init_answer_rate` is 0; [`ConfigError::PrefixLength`] for a source prefix longer
+    /// than its address; else the association settings' error.
     pub fn validate(&self) -> Result<(), ConfigError> {
         // RFC 9260 §3.1: port 0 MUST NOT be used.
         nonzero(self.port == 0, "port")?;
@@ -202,6 +213,20 @@ impl EndpointConfig {
             self.max_associations_per_source == 0,
             "max_associations_per_source",
         )?;
+        nonzero(
+            self.max_associations_per_prefix == 0,
+            "max_associations_per_prefix",
+        )?;
+        // No INIT-ACK at all would make a listening endpoint unreachable.
+        nonzero(self.init_answer_rate == 0, "init_answer_rate")?;
+        for (key, value, bits) in [
+            ("source_prefix_v4", self.source_prefix_v4, 32),
+            ("source_prefix_v6", self.source_prefix_v6, 128),
+        ] {
+            if value > bits {
+                return Err(ConfigError::PrefixLength { key, value, bits });
+            }
+        }
         self.association.validate()
     }
 }
@@ -409,6 +434,23 @@ mod tests {
             endpoint(|c| c.max_associations_per_source = 0),
             zero("max_associations_per_source")
         );
+        assert_eq!(
+            endpoint(|c| c.max_associations_per_prefix = 0),
+            zero("max_associations_per_prefix")
+        );
+        assert_eq!(
+            endpoint(|c| c.init_answer_rate = 0),
+            zero("init_answer_rate")
+        );
+        assert_eq!(
+            endpoint(|c| c.source_prefix_v6 = 129),
+            Err(ConfigError::PrefixLength {
+                key: "source_prefix_v6",
+                value: 129,
+                bits: 128
+            })
+        );
+        assert_eq!(endpoint(|c| c.source_prefix_v4 = 32), Ok(()));
         assert_eq!(
             endpoint(|c| c.association.path_mtu = 65536),
             Err(ConfigError::PathMtu(65536))

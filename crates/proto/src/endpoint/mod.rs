@@ -135,13 +135,30 @@ impl Endpoint {
         Ok(Self::new(cfg, seed))
     }
 
-    /// An endpoint with its configuration and the seed of every random number it will draw.
+    /// An endpoint with its configuration and the seed of every random number it will draw
+    /// (tags, TSNs and the cookie secret come from two streams of one 64-bit seed: for
+    /// simulations and tests, which must repeat; [`Endpoint::with_seeds`] for the network).
     /// The configuration is taken as it is; [`Endpoint::try_new`] checks it first.
     pub fn new(cfg: EndpointConfig, seed: u64) -> Self {
-        let init_answers = f64::from(cfg.init_answer_rate);
         let rng = ChaCha8Rng::seed_from_u64(seed);
         let mut secret_rng = ChaCha8Rng::seed_from_u64(seed);
         secret_rng.set_stream(1);
+        Self::from_rngs(cfg, rng, secret_rng)
+    }
+
+    /// An endpoint whose tags and TSNs come from `seed` and its cookie secrets from
+    /// `secret_seed`, two independent 256-bit seeds (from the OS's generator on a real
+    /// network): what an attacker learns of one says nothing of the other.
+    pub fn with_seeds(cfg: EndpointConfig, seed: [u8; 32], secret_seed: [u8; 32]) -> Self {
+        Self::from_rngs(
+            cfg,
+            ChaCha8Rng::from_seed(seed),
+            ChaCha8Rng::from_seed(secret_seed),
+        )
+    }
+
+    fn from_rngs(cfg: EndpointConfig, rng: ChaCha8Rng, mut secret_rng: ChaCha8Rng) -> Self {
+        let init_answers = f64::from(cfg.init_answer_rate);
         let secret = cfg.cookie_secret.unwrap_or_else(|| {
             let mut s = [0u8; 32];
             secret_rng.fill_bytes(&mut s);
