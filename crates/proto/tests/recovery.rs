@@ -145,3 +145,27 @@ fn an_icmp_too_big_lowers_the_controllers_mtu_too() {
     assert_eq!(p.stats.timeouts, 1, "{p:?}");
     assert_eq!(p.cwnd, mtu, "cwnd after T3 counts in the old MTU");
 }
+
+/// Without PLPMTUD a lowered PMTU is tried at its configured size again after
+/// `pmtu_raise_interval` (RFC 8201 §4, RFC 1191 §6.3: 10 minutes), not kept for good; a
+/// second "too big" lowers it again.
+#[test]
+fn a_pmtu_lowered_by_icmp_is_tried_again_after_the_raise_interval() {
+    let mut s = Script::server(13);
+    s.establish_passive();
+    let before = s.assoc().paths()[0].mtu;
+    too_big(&mut s, 1280);
+    let lowered = s.assoc().paths()[0].mtu;
+    assert!(lowered < before);
+    // Idle for most of the interval: still lowered.
+    let _ = s.collect_until(s.t() + secs(590));
+    assert_eq!(s.assoc().paths()[0].mtu, lowered);
+    let _ = s.collect_until(s.t() + secs(20));
+    assert_eq!(
+        s.assoc().paths()[0].mtu,
+        before,
+        "never tried the larger size again"
+    );
+    too_big(&mut s, 1280);
+    assert_eq!(s.assoc().paths()[0].mtu, lowered);
+}

@@ -122,6 +122,10 @@ impl Association {
                     p.mtu = sctp;
                     // The window counts in the path's MTU (RFC 9260 §7.2.1, §7.2.3).
                     p.cc.set_mtu(sctp);
+                    // RFC 8201 §4 / RFC 1191 §6.3: try the configured size again later
+                    // (10 minutes by default); a path still too small says so again.
+                    let at = now + self.cfg.pmtu_raise_interval;
+                    self.timers.set(Timer::PmtuRaise(path), Some(at));
                 }
             }
         }

@@ -114,6 +114,21 @@ impl Association {
         self.timers.stop(Timer::PmtuRaise(path));
         if let Some(step) = self.pmtud(path).map(|d| d.on_raise_timer()) {
             self.pmtu_apply(now, path, step);
+            return;
+        }
+        // Without PLPMTUD: an ICMP "too big" lowered the path; back to the configured size
+        // (RFC 8201 §4), and the next "too big" lowers it again.
+        let udp = self.cfg.udp_encapsulation;
+        let configured = self.cfg.path_mtu;
+        let Some(p) = self.paths.get_mut(path.0 as usize).filter(|p| !p.removed) else {
+            return;
+        };
+        let sctp = configured
+            .saturating_sub(crate::path::header_overhead(&p.remote, udp))
+            .clamp(256, usize::from(u16::MAX));
+        if sctp > p.mtu {
+            p.mtu = sctp;
+            p.cc.set_mtu(sctp);
         }
     }
 
