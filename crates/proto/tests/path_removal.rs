@@ -9,26 +9,14 @@ mod common;
 use std::time::Duration;
 
 use braid_proto::{
-    AssocId, AssociationConfig, CmtConfig, PathId, PathInfo, PathState, RemovePathError,
-    SendOptions,
+    AssocId, AssociationConfig, CmtConfig, PathId, PathInfo, RemovePathError, SendOptions,
 };
 use bytes::Bytes;
 use common::Pair;
 
 /// An `n`-path pair with every path confirmed and active.
 fn connected(cfg: AssociationConfig, n: usize, seed: u64) -> (Pair, AssocId, AssocId) {
-    let mut p = Pair::multihomed(cfg, n, seed);
-    let (c, s) = p.connect();
-    let deadline = p.now + Duration::from_secs(30);
-    let up = p.run_until(deadline, |p| {
-        let ps = p.client.association(c).unwrap().paths();
-        ps.len() == n
-            && ps
-                .iter()
-                .all(|x| x.confirmed && x.state == PathState::Active)
-    });
-    assert!(up, "paths not confirmed");
-    (p, c, s)
+    Pair::multihomed_up(cfg, n, seed)
 }
 
 /// Short timers and heartbeats, so that a removed path would show probes soon.

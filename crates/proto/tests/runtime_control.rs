@@ -21,18 +21,7 @@ fn connected(cfg: AssociationConfig, seed: u64) -> (Pair, AssocId, AssocId) {
 
 /// An `n`-path pair with every path confirmed and active.
 fn connected_n(cfg: AssociationConfig, n: usize, seed: u64) -> (Pair, AssocId, AssocId) {
-    let mut p = Pair::multihomed(cfg, n, seed);
-    let (c, s) = p.connect();
-    let deadline = p.now + Duration::from_secs(30);
-    let up = p.run_until(deadline, |p| {
-        let ps = p.client.association(c).unwrap().paths();
-        ps.len() == n
-            && ps
-                .iter()
-                .all(|x| x.confirmed && x.state == PathState::Active)
-    });
-    assert!(up, "paths not confirmed");
-    (p, c, s)
+    Pair::multihomed_up(cfg, n, seed)
 }
 
 /// Sends `n` messages from the client, runs until the server read them all; returns the

@@ -143,7 +143,6 @@ impl Association {
     /// [`RemovePathError::LastPath`] when no other confirmed path would be left.
     pub fn remove_path(&mut self, now: Instant, path: PathId) -> Result<(), RemovePathError> {
         use super::State;
-        use super::send::sent::{ChunkState, Mark};
         let pi = usize::from(path.0);
         if self.paths.get(pi).is_none_or(|p| p.removed) {
             return Err(RemovePathError::UnknownPath);
@@ -172,16 +171,7 @@ impl Association {
         p.set_limit(now, None);
         let remote = p.remote;
         self.paths_removed += 1;
-        let tx = &mut self.tx;
-        for s in tx.outstanding.iter_mut() {
-            if s.path == path && s.state == ChunkState::InFlight {
-                s.set_state(
-                    ChunkState::Marked(Mark::Timeout),
-                    &mut self.paths,
-                    &mut tx.tally,
-                );
-            }
-        }
+        self.mark_in_flight_lost(path);
         self.timers.stop_path(path);
         if self.primary == path {
             self.primary = self.single_data_path();

@@ -173,6 +173,27 @@ impl Pair {
         Self::multihomed_with(cfg.clone(), cfg, paths, seed)
     }
 
+    /// A [`Pair::multihomed`] pair, connected, with every client path confirmed and active;
+    /// the client's and the server's association ids.
+    pub fn multihomed_up(
+        cfg: AssociationConfig,
+        paths: usize,
+        seed: u64,
+    ) -> (Self, AssocId, AssocId) {
+        let mut p = Self::multihomed(cfg, paths, seed);
+        let (c, s) = p.connect();
+        let deadline = p.now + Duration::from_secs(30);
+        let up = p.run_until(deadline, |p| {
+            let ps = p.client.association(c).unwrap().paths();
+            ps.len() == paths
+                && ps
+                    .iter()
+                    .all(|x| x.confirmed && x.state == braid_proto::PathState::Active)
+        });
+        assert!(up, "paths not confirmed");
+        (p, c, s)
+    }
+
     /// [`Pair::multihomed`] with the client's and the server's own settings.
     pub fn multihomed_with(
         client_cfg: AssociationConfig,

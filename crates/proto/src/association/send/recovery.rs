@@ -103,6 +103,24 @@ impl Association {
         live.find(|o| o.path == path).map_or(last, |o| o.tsn)
     }
 
+    /// Marks every chunk in flight on `path` for retransmission as after its T3 (§6.3.3 E3);
+    /// returns how many.
+    pub(crate) fn mark_in_flight_lost(&mut self, path: PathId) -> usize {
+        let mut marked = 0;
+        let tx = &mut self.tx;
+        for s in tx.outstanding.iter_mut() {
+            if s.path == path && s.state == ChunkState::InFlight {
+                s.set_state(
+                    ChunkState::Marked(Mark::Timeout),
+                    &mut self.paths,
+                    &mut tx.tally,
+                );
+                marked += 1;
+            }
+        }
+        marked
+    }
+
     /// T3-rtx expired on `path` (RFC 9260 §6.3.3).
     pub(crate) fn on_t3_expiry(&mut self, now: Instant, path: PathId) {
         let pi = path.0 as usize;
@@ -128,18 +146,7 @@ impl Association {
         // RFC 8899 §4.3: lost data may mean the PMTU shrank without an ICMP.
         self.pmtu_data_timeout(now, path);
         self.trace_window(now, path, before, WindowCause::Timeout);
-        let mut marked_chunks = 0usize;
-        let tx = &mut self.tx;
-        for s in tx.outstanding.iter_mut() {
-            if s.path == path && s.state == ChunkState::InFlight {
-                s.set_state(
-                    ChunkState::Marked(Mark::Timeout),
-                    &mut self.paths,
-                    &mut tx.tally,
-                );
-                marked_chunks += 1;
-            }
-        }
+        let marked_chunks = self.mark_in_flight_lost(path);
         // Zero-window probes answered by SACKs do not count as errors (RFC 9260 §6.1).
         // Only a path whose whole flight was the one probe chunk was probing: under CMT
         // SACKs keep coming over the other paths while a dead one's hole fills the window.
