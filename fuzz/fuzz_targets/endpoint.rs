@@ -280,6 +280,7 @@ fn config(b: u8, seed: u64) -> EndpointConfig {
         cookie_secret_rotation: Duration::from_secs(1 + ((seed >> 4) & 15) * 10),
         // Autotuning's shared budget: none, small (growth refused early) or ample.
         buffer_budget: [0, 64 << 10, 1 << 20, 256 << 20][((seed >> 2) & 3) as usize],
+        buffer_budget_per_prefix: [64 << 10, 1 << 20, 0, 64 << 20][((seed >> 11) & 3) as usize],
         association: a,
     }
 }

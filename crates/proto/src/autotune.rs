@@ -41,7 +41,7 @@ impl BufferBudget {
     }
 
     /// Takes up to `want` bytes; returns how many were granted.
-    fn take(&self, want: usize) -> usize {
+    pub(crate) fn take(&self, want: usize) -> usize {
         let mut got = 0;
         let _ = self
             .0
@@ -58,36 +58,51 @@ impl BufferBudget {
 
     /// Bytes still available.
     #[cfg(test)]
-    fn left(&self) -> usize {
+    pub(crate) fn left(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }
 }
 
-/// Growth granted to one association, returned to the budget when dropped.
+/// Growth granted to one association, drawn from every budget it is attached to (the
+/// endpoint's and its source prefix's) and returned to them when dropped.
 #[derive(Debug, Default)]
 pub(crate) struct Grant {
-    budget: Option<BufferBudget>,
+    budgets: Vec<BufferBudget>,
     bytes: usize,
 }
 
 impl Grant {
-    /// Attaches the endpoint's budget (an association outside an endpoint has none and
-    /// grows up to its maxima alone); growth granted before is charged to it, as far as
-    /// it goes, so that only what was taken is given back.
-    pub(crate) fn attach(&mut self, budget: BufferBudget) {
-        if self.budget.is_some() {
+    /// Attaches the endpoint's budgets (an association outside an endpoint has none and
+    /// grows up to its maxima alone); growth granted before is charged to them, as far as
+    /// they go, so that only what was taken is given back.
+    pub(crate) fn attach(&mut self, budgets: Vec<BufferBudget>) {
+        if !self.budgets.is_empty() {
             return; // Attached already (the endpoint attaches before the first packet).
         }
-        self.bytes = budget.take(self.bytes);
-        self.budget = Some(budget);
+        self.budgets = budgets;
+        let before = std::mem::take(&mut self.bytes);
+        self.bytes = self.take(before);
+    }
+
+    /// Takes up to `want` bytes from every budget alike; returns how many.
+    fn take(&self, want: usize) -> usize {
+        let mut got = want;
+        for (i, b) in self.budgets.iter().enumerate() {
+            let g = b.take(got);
+            if g < got {
+                // The earlier budgets gave more than this one allows: the rest goes back.
+                for earlier in &self.budgets[..i] {
+                    earlier.give_back(got - g);
+                }
+                got = g;
+            }
+        }
+        got
     }
 
     /// Asks for `want` more bytes; returns how many may be used.
     fn grow(&mut self, want: usize) -> usize {
-        let got = match &self.budget {
-            Some(b) => b.take(want),
-            None => want,
-        };
+        let got = self.take(want);
         self.bytes += got;
         got
     }
@@ -95,7 +110,7 @@ impl Grant {
 
 impl Drop for Grant {
     fn drop(&mut self) {
-        if let Some(b) = &self.budget {
+        for b in &self.budgets {
             b.give_back(self.bytes);
         }
     }
@@ -287,13 +302,33 @@ mod tests {
         let budget = BufferBudget::new(3 * MIB);
         let mut a = Buffers::new(MIB, 16 * MIB, MIB, 16 * MIB);
         let mut c = Buffers::new(MIB, 16 * MIB, MIB, 16 * MIB);
-        a.grant.attach(budget.clone());
-        c.grant.attach(budget.clone());
+        a.grant.attach(vec![budget.clone()]);
+        c.grant.attach(vec![budget.clone()]);
         assert_eq!(a.send_limit(2 * MIB), 4 * MIB); // 3 MiB of growth: all of it
         assert_eq!(c.send_limit(2 * MIB), MIB); // nothing left
         assert_eq!(budget.left(), 0);
         drop(a);
         assert_eq!(budget.left(), 3 * MIB);
         assert_eq!(c.send_limit(2 * MIB), 4 * MIB);
+    }
+
+    /// One source prefix cannot take the whole endpoint budget: its own share caps it, and
+    /// another prefix still grows.
+    #[test]
+    fn a_prefix_takes_no_more_than_its_share_of_the_budget() {
+        let endpoint = BufferBudget::new(8 * MIB);
+        let (p, q) = (BufferBudget::new(2 * MIB), BufferBudget::new(2 * MIB));
+        let mut a = Buffers::new(MIB, 16 * MIB, MIB, 16 * MIB);
+        let mut b = Buffers::new(MIB, 16 * MIB, MIB, 16 * MIB);
+        let mut c = Buffers::new(MIB, 16 * MIB, MIB, 16 * MIB);
+        a.grant.attach(vec![endpoint.clone(), p.clone()]);
+        b.grant.attach(vec![endpoint.clone(), p.clone()]);
+        c.grant.attach(vec![endpoint.clone(), q.clone()]);
+        assert_eq!(a.send_limit(8 * MIB), 3 * MIB); // its prefix's 2 MiB
+        assert_eq!(b.send_limit(8 * MIB), MIB, "the prefix's share is spent");
+        assert_eq!(c.send_limit(8 * MIB), 3 * MIB, "another prefix still grows");
+        assert_eq!((endpoint.left(), p.left(), q.left()), (4 * MIB, 0, 0));
+        drop(a);
+        assert_eq!((endpoint.left(), p.left()), (6 * MIB, 2 * MIB));
     }
 }

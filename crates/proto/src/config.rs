@@ -454,6 +454,11 @@ pub struct EndpointConfig {
     /// associations of the endpoint may hold together: with `max_associations`, the
     /// endpoint's memory bound.
     pub buffer_budget: usize,
+    /// Bytes of `buffer_budget` the associations of one source prefix (as
+    /// `max_associations_per_prefix` groups them) may hold together, so that a few peers
+    /// holding grown windows cannot take all of it (128 MiB: half the default budget, what
+    /// one association growing both ways to its maxima holds).
+    pub buffer_budget_per_prefix: usize,
     /// Settings of every association this endpoint creates.
     pub association: AssociationConfig,
 }
@@ -476,6 +481,7 @@ impl Default for EndpointConfig {
             init_answer_bytes: 64 << 10,
             cookie_secret_rotation: Duration::from_secs(3600),
             buffer_budget: 256 << 20,
+            buffer_budget_per_prefix: 128 << 20,
             association: AssociationConfig::default(),
         }
     }

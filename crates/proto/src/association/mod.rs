@@ -419,9 +419,9 @@ impl Association {
         self.bufs.send_limit(cwnds)
     }
 
-    /// Charges this association's buffer growth to its endpoint's budget.
-    pub(crate) fn attach_buffer_budget(&mut self, budget: crate::autotune::BufferBudget) {
-        self.bufs.grant.attach(budget);
+    /// Charges this association's buffer growth to its endpoint's budgets.
+    pub(crate) fn attach_buffer_budget(&mut self, budgets: Vec<crate::autotune::BufferBudget>) {
+        self.bufs.grant.attach(budgets);
     }
 
     /// Bytes of user data received and not yet read: fragments and messages waiting for

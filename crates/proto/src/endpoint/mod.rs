@@ -103,6 +103,9 @@ pub struct Endpoint {
     per_source: HashMap<IpAddr, usize>,
     /// Associations per source prefix (`max_associations_per_prefix`).
     per_prefix: HashMap<IpAddr, usize>,
+    /// Each source prefix's share of the buffer budget (`buffer_budget_per_prefix`), while
+    /// it has associations.
+    prefix_budgets: HashMap<IpAddr, crate::autotune::BufferBudget>,
     /// The last demultiplexing result: bulk traffic hits it almost always.
     last_peer: Option<((IpAddr, u16), AssocId)>,
     next_id: u32,
@@ -178,6 +181,7 @@ impl Endpoint {
             tentative: HashSet::new(),
             per_source: HashMap::new(),
             per_prefix: HashMap::new(),
+            prefix_budgets: HashMap::new(),
             last_peer: None,
             next_id: 0,
             tracing: false,
@@ -195,6 +199,18 @@ impl Endpoint {
             },
             local_addrs: Vec::new(),
         }
+    }
+
+    /// The budgets an association from `source` grows from: the endpoint's and its
+    /// prefix's share.
+    pub(crate) fn budgets_for(&mut self, source: IpAddr) -> Vec<crate::autotune::BufferBudget> {
+        let share = self.cfg.buffer_budget_per_prefix;
+        let prefix = self.prefix_of(source);
+        let p = self
+            .prefix_budgets
+            .entry(prefix)
+            .or_insert_with(|| crate::autotune::BufferBudget::new(share));
+        vec![self.budget.clone(), p.clone()]
     }
 
     /// Sets the local addresses (IP and UDP port) the endpoint is reachable at. With more
@@ -266,10 +282,10 @@ impl Endpoint {
 
     fn insert(&mut self, mut a: Association, peers: &[IpAddr], peer_port: u16) -> AssocId {
         a.set_tracing(self.tracing);
-        a.attach_buffer_budget(self.budget.clone());
+        let source = peers.first().copied().unwrap_or(IpAddr::from([0u8; 4]));
+        a.attach_buffer_budget(self.budgets_for(source));
         let id = AssocId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1);
-        let source = peers.first().copied().unwrap_or(IpAddr::from([0u8; 4]));
         *self.per_source.entry(source).or_insert(0) += 1;
         *self.per_prefix.entry(self.prefix_of(source)).or_insert(0) += 1;
         self.assocs.insert(
@@ -415,6 +431,9 @@ impl Endpoint {
             *n -= 1;
             if *n == 0 {
                 self.per_prefix.remove(&prefix);
+                // Its share is whole again once its associations are dropped; a new one
+                // starts from a fresh share.
+                self.prefix_budgets.remove(&prefix);
             }
         }
         if let Some(n) = self.per_source.get_mut(&e.source) {
@@ -690,5 +709,32 @@ impl Endpoint {
             self.ev_ready.pop_front();
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    /// Associations of one source prefix draw on one share of the buffer budget; another
+    /// prefix has its own, and both draw on the endpoint's.
+    #[test]
+    fn each_source_prefix_has_its_own_share_of_the_buffer_budget() {
+        let mut ep = Endpoint::new(
+            EndpointConfig {
+                buffer_budget: 10,
+                buffer_budget_per_prefix: 4,
+                ..EndpointConfig::default()
+            },
+            1,
+        );
+        let a = ep.budgets_for("10.0.0.1".parse().unwrap());
+        let b = ep.budgets_for("10.0.0.200".parse().unwrap());
+        let c = ep.budgets_for("10.0.1.1".parse().unwrap());
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[1].take(3), 3);
+        assert_eq!(b[1].take(3), 1, "the same /24 shares one share");
+        assert_eq!(c[1].take(3), 3, "another /24 has its own");
+        assert_eq!(a[0].take(100), 10, "all draw on the endpoint's budget");
     }
 }

@@ -299,7 +299,7 @@ impl Endpoint {
             &c,
         );
         // Charged to the endpoint before the DATA bundled with the COOKIE-ECHO can grow it.
-        a.attach_buffer_budget(self.budget.clone());
+        a.attach_buffer_budget(self.budgets_for(init_src));
         a.handle_verified(now, local, remote, packet, true);
         let peers = a.peer_addresses();
         // `insert` registers every peer address: the paths' events are seen.
