@@ -272,7 +272,7 @@ impl Endpoint {
 
     /// The live association owning (IP, SCTP port) with the address confirmed, if any.
     fn live_owner(&self, ip: IpAddr, port: u16) -> Option<AssocId> {
-        if self.tentative.contains(&(ip, port)) {
+        if !self.tentative.is_empty() && self.tentative.contains(&(ip, port)) {
             return None;
         }
         let id = *self.by_peer.get(&(ip, port))?;
@@ -483,7 +483,9 @@ impl Endpoint {
             Some((k, id)) if k == key => Some(id),
             _ => self.by_peer.get(&key).copied(),
         };
-        if self.tentative.contains(&key)
+        // (Most endpoints hold no tentative address: one branch per datagram, no hashing.)
+        if !self.tentative.is_empty()
+            && self.tentative.contains(&key)
             && let Some(id) = found
             && self
                 .assocs
