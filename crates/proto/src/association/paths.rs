@@ -45,6 +45,7 @@ impl Association {
 
     /// The path a packet from `remote` to `local` belongs to: the exact address pair, or
     /// else the first path to that remote address.
+    #[inline]
     pub(super) fn path_of_packet(&self, local: SocketAddr, remote: SocketAddr) -> Option<PathId> {
         self.paths
             .iter()
@@ -221,6 +222,12 @@ impl Association {
     /// an added path's peer address as the association's).
     pub(crate) fn poll_path_event(&mut self) -> Option<PathEvent> {
         self.path_events.pop_front()
+    }
+
+    /// Whether [`Self::poll_path_event`] has something (one branch per packet).
+    #[inline]
+    pub(crate) fn has_path_events(&self) -> bool {
+        !self.path_events.is_empty()
     }
 
     /// RFC 6951 §5.4: a verified packet from `remote` sets the peer's UDP encapsulation port

@@ -511,31 +511,39 @@ impl Endpoint {
                 self.last_peer = Some((key, id));
                 let _span = tracing::trace_span!("assoc", id = id.0).entered();
                 a.handle_verified(now, local, remote, &packet, false);
-                // Every path added while handling it: its peer address routes here too. A
-                // removed path's address keeps routing here: the peer, not told without
-                // RFC 5061, may still send from it, and an ABORT to it would end the
-                // association (RFC 9260 §8.4).
-                let (mut added, mut confirmed) = (false, Vec::new());
-                while let Some(ev) = a.poll_path_event() {
-                    match ev {
-                        crate::association::PathEvent::Added { .. } => added = true,
-                        crate::association::PathEvent::Confirmed { remote, .. } => {
-                            confirmed.push(remote.ip());
-                        }
-                        crate::association::PathEvent::Removed { .. } => {}
-                    }
-                }
-                if added {
-                    self.register_paths(now, id, h.src_port);
-                }
-                for ip in confirmed {
-                    self.confirm(id, ip, h.src_port);
+                if a.has_path_events() {
+                    self.on_path_events(now, id, h.src_port);
                 }
                 self.touch(id);
                 return Some(id);
             }
         }
         self.out_of_the_blue(now, local, remote, h, &packet, remembered)
+    }
+
+    /// Drains association `id`'s path events: every path added routes its peer address here
+    /// too; a confirmed one becomes its own. A removed path's address keeps routing here:
+    /// the peer, not told without RFC 5061, may still send from it, and an ABORT to it
+    /// would end the association (RFC 9260 §8.4).
+    fn on_path_events(&mut self, now: Instant, id: AssocId, port: u16) {
+        let (mut added, mut confirmed) = (false, Vec::new());
+        if let Some(e) = self.assocs.get_mut(&id) {
+            while let Some(ev) = e.assoc.poll_path_event() {
+                match ev {
+                    crate::association::PathEvent::Added { .. } => added = true,
+                    crate::association::PathEvent::Confirmed { remote, .. } => {
+                        confirmed.push(remote.ip());
+                    }
+                    crate::association::PathEvent::Removed { .. } => {}
+                }
+            }
+        }
+        if added {
+            self.register_paths(now, id, port);
+        }
+        for ip in confirmed {
+            self.confirm(id, ip, port);
+        }
     }
 
     /// The INIT-ACK listed more peer addresses: packets from them are ours too, unless a
