@@ -432,6 +432,16 @@ fn open_listing(
     port: u16,
     extra: &[IpAddr],
 ) -> Vec<(SocketAddr, Packet)> {
+    open_listing_tagged(ep, from, port, extra).1
+}
+
+/// [`open_listing`], with the tag the endpoint's INIT-ACK asked the peer to use.
+fn open_listing_tagged(
+    ep: &mut Endpoint,
+    from: SocketAddr,
+    port: u16,
+    extra: &[IpAddr],
+) -> (Option<u32>, Vec<(SocketAddr, Packet)>) {
     let local = addr("10.0.0.2:9899");
     let mut params: Vec<Param> = extra.iter().map(|ip| Param::from_address(*ip)).collect();
     if !params.is_empty() {
@@ -458,7 +468,7 @@ fn open_listing(
     ep.handle_datagram(now, local, from, init.to_vec().unwrap().into());
     let out = drain(ep, now);
     let Some(Chunk::InitAck(ack)) = out.first().map(|(_, p)| p.chunks[0].clone()) else {
-        return out;
+        return (None, out);
     };
     let echo = Packet {
         src_port: port,
@@ -472,7 +482,7 @@ fn open_listing(
         ],
     };
     ep.handle_datagram(now, local, from, echo.to_vec().unwrap().into());
-    drain(ep, now)
+    (Some(ack.initiate_tag), drain(ep, now))
 }
 
 fn out_of_resource(out: &[(SocketAddr, Packet)]) -> bool {
@@ -622,6 +632,49 @@ fn cookie_secrets_do_not_follow_from_the_tag_seed() {
         init_ack(1),
         init_ack(2),
         "the cookie did not depend on the secret seed"
+    );
+}
+
+/// A tentative owner (an association that listed an address and has not confirmed it yet)
+/// keeps it against another association that merely lists it too: otherwise the first one's
+/// packets from that address would be out of the blue and draw an ABORT that ends it.
+#[test]
+fn an_address_listed_twice_stays_with_the_association_that_listed_it_first() {
+    let mut ep = raw_server(EndpointConfig::default());
+    let (a, x, m) = (
+        addr("10.0.0.10:9899"),
+        addr("10.0.0.11:9899"),
+        addr("10.0.0.66:9899"),
+    );
+    let (tag, out) = open_listing_tagged(&mut ep, a, 7000, &[x.ip()]);
+    assert!(
+        out.iter()
+            .any(|(_, p)| matches!(p.chunks[0], Chunk::CookieAck(_)))
+    );
+    let out = open_listing(&mut ep, m, 7000, &[x.ip()]);
+    assert!(
+        out.iter()
+            .any(|(_, p)| matches!(p.chunks[0], Chunk::CookieAck(_)))
+    );
+    // The legitimate peer's HEARTBEAT from its second address, with its association's tag.
+    let hb = Packet {
+        src_port: 7000,
+        dst_port: EP_PORT,
+        verification_tag: tag.unwrap(),
+        chunks: vec![braid_wire::chunk::Heartbeat::with_info(Bytes::from_static(b"hb")).into()],
+    };
+    let now = Instant::ZERO;
+    ep.handle_datagram(now, addr("10.0.0.2:9899"), x, hb.to_vec().unwrap().into());
+    let out = drain(&mut ep, now);
+    assert!(
+        out.iter()
+            .all(|(_, p)| !p.chunks.iter().any(|c| matches!(c, Chunk::Abort(_)))),
+        "the legitimate association's packet drew an ABORT: {out:?}"
+    );
+    assert!(
+        out.iter()
+            .any(|(_, p)| p.chunks.iter().any(|c| matches!(c, Chunk::HeartbeatAck(_)))),
+        "{out:?}"
     );
 }
 

@@ -17,7 +17,7 @@ impl Association {
     /// unconfirmed path.
     pub fn set_primary(&mut self, path: PathId) -> bool {
         match self.paths.get(path.0 as usize) {
-            Some(p) if p.confirmed => {
+            Some(p) if p.confirmed && !p.removed => {
                 self.primary = path;
                 true
             }
@@ -58,11 +58,11 @@ impl Association {
     /// active alternate. Returns false for an unknown path.
     pub fn set_path_standby(&mut self, path: PathId, standby: bool) -> bool {
         match self.paths.get_mut(path.0 as usize) {
-            Some(p) => {
+            Some(p) if !p.removed => {
                 p.standby = standby;
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
@@ -72,13 +72,13 @@ impl Association {
     /// the association may fail) rather than use it. Returns false for an unknown path.
     pub fn set_path_forbidden(&mut self, path: PathId, forbidden: bool) -> bool {
         match self.paths.get_mut(path.0 as usize) {
-            Some(p) => {
+            Some(p) if !p.removed => {
                 p.forbidden = forbidden;
                 // Chunks already waiting there for a retransmission go where they may.
                 self.retarget_stranded();
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
@@ -87,11 +87,11 @@ impl Association {
     /// of the first. Returns false for an unknown path.
     pub fn set_path_cost(&mut self, path: PathId, cost: u32) -> bool {
         match self.paths.get_mut(path.0 as usize) {
-            Some(p) => {
+            Some(p) if !p.removed => {
                 p.cost = cost;
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 

@@ -91,7 +91,16 @@ impl Association {
         if !verified || self.state == State::Closed {
             return;
         }
-        let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
+        let Some(path) = self.path_of_packet(local, remote).or_else(|| {
+            // About a removed path's address: nothing of ours goes there any more.
+            let removed = self
+                .paths
+                .iter()
+                .any(|p| p.removed && p.remote.ip() == remote.ip());
+            (!removed).then_some(self.primary)
+        }) else {
+            return;
+        };
         match err {
             crate::IcmpError::PortUnreachable if self.state != State::CookieWait => {
                 // App. C ICMP8 with RFC 6951 §5.5: port unreachable is protocol unreachable,

@@ -172,7 +172,13 @@ impl Association {
         let before = buf.len();
         // The smallest path MTU sizes the SACK, so the blocks it reports do not shrink with the
         // path it leaves on (a block dropped later reads as reneging, RFC 9260 §6.2.1).
-        let mtu = self.paths.iter().map(|p| p.mtu).min().unwrap_or(1200);
+        let mtu = self
+            .paths
+            .iter()
+            .filter(|p| !p.removed)
+            .map(|p| p.mtu)
+            .min()
+            .unwrap_or(1200);
         let sack = self.make_sack(mtu.saturating_sub(COMMON_HEADER_LEN + self.tx_ts_len()));
         if self.ls() {
             // LS-SCTP: the SACK's cumulative ack and window go out in one LS-SACK per path.

@@ -190,6 +190,9 @@ impl Association {
         if self.shutdown_rx_path == Some(path) {
             self.shutdown_rx_path = Some(primary);
         }
+        if self.shutdown_path == path {
+            self.shutdown_path = primary;
+        }
         // What waited for a retransmission there (and what was in flight) goes elsewhere.
         self.retarget_stranded();
         self.announce_path_count();

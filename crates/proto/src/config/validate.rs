@@ -198,7 +198,7 @@ impl EndpointConfig {
     ///
     /// [`ConfigError::Zero`] if `port`, `valid_cookie_life`, `cookie_secret_rotation`,
     /// `max_associations`, `max_associations_per_source`, `max_associations_per_prefix` or
-    /// `init_answer_rate` is 0; [`ConfigError::PrefixLength`] for a source prefix longer
+    /// `init_answer_rate` or `init_answer_bytes` is 0; [`ConfigError::PrefixLength`] for a source prefix longer
     /// than its address; else the association settings' error.
     pub fn validate(&self) -> Result<(), ConfigError> {
         // RFC 9260 §3.1: port 0 MUST NOT be used.
@@ -219,6 +219,7 @@ impl EndpointConfig {
         )?;
         // No INIT-ACK at all would make a listening endpoint unreachable.
         nonzero(self.init_answer_rate == 0, "init_answer_rate")?;
+        nonzero(self.init_answer_bytes == 0, "init_answer_bytes")?;
         for (key, value, bits) in [
             ("source_prefix_v4", self.source_prefix_v4, 32),
             ("source_prefix_v6", self.source_prefix_v6, 128),

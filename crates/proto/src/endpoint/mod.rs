@@ -70,6 +70,8 @@ struct Entry {
 struct Bucket {
     tokens: f64,
     bytes: f64,
+    /// Size of the last INIT answer built for this source.
+    last_answer: usize,
     at: Instant,
 }
 
@@ -195,6 +197,7 @@ impl Endpoint {
             init_answers: Bucket {
                 tokens: init_answers,
                 bytes: 0.0,
+                last_answer: 0,
                 at: Instant::ZERO,
             },
             local_addrs: Vec::new(),
@@ -320,6 +323,16 @@ impl Endpoint {
                 Some(owner) if owner == id => continue,
                 Some(_) => continue, // Another live association's, confirmed.
                 None => {}
+            }
+            let tentative_owner =
+                self.by_peer.get(&key).copied().filter(|o| {
+                    *o != id && self.assocs.get(o).is_some_and(|e| !e.assoc.is_closed())
+                });
+            if tentative_owner.is_some() && !confirmed {
+                // A tentative owner gives way only to an association that confirmed the
+                // address (the victim's own handshake from it), never to one that merely
+                // lists it too: that would cut the owner off from its address.
+                continue;
             }
             if let Some(old) = self.by_peer.insert(key, id)
                 && old != id

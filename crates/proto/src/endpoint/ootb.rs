@@ -28,6 +28,7 @@ impl Endpoint {
         let b = self.buckets.entry(remote).or_insert(Bucket {
             tokens: burst,
             bytes,
+            last_answer: 0,
             at: now,
         });
         let dt = (now - b.at).as_secs_f64();
@@ -49,6 +50,13 @@ impl Endpoint {
         }
     }
 
+    /// Whether `remote`'s byte allowance still holds an answer the size of its last one
+    /// (checked before an answer is built).
+    fn init_allowance_left(&mut self, now: Instant, remote: IpAddr) -> bool {
+        let b = self.source_budget(now, remote);
+        b.bytes >= b.last_answer as f64
+    }
+
     /// Whether an INIT from `remote` may get its `len`-byte answer: from the endpoint's
     /// budget of INIT answers, and within `remote`'s byte allowance. No per-source count
     /// limits it, which a spoofer forging the victim's address could use up (RFC 5062 §2
@@ -63,6 +71,7 @@ impl Endpoint {
             return false;
         }
         let b = self.source_budget(now, remote);
+        b.last_answer = len;
         if b.bytes < len as f64 {
             return false;
         }
@@ -126,8 +135,13 @@ impl Endpoint {
                 let Some(Ok(init)) = first.decode_as::<Init>() else {
                     return None;
                 };
-                if init.initiate_tag == 0 || self.init_answers_empty(now) {
-                    return None; // §3.3.2; no budget left for anyone: no answer built.
+                if init.initiate_tag == 0
+                    || self.init_answers_empty(now)
+                    || !self.init_allowance_left(now, remote.ip())
+                {
+                    // §3.3.2; no budget left (for anyone, or for this source, as its last
+                    // answer's size says): no cookie computed for nothing.
+                    return None;
                 }
                 let reply = self.answer_init(now, remote, h, &init, listening);
                 let bytes = encode_stateless(reply_header(init.initiate_tag), &reply)?;
