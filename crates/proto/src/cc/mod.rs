@@ -15,7 +15,7 @@
 mod coupled;
 mod cubic;
 #[cfg(test)]
-mod fixed;
+pub(crate) mod fixed;
 mod hystart;
 mod lia;
 mod reno;

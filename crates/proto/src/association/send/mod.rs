@@ -74,6 +74,7 @@ impl Association {
             p.rtx_marked.clear();
             p.sent_live.clear();
             p.psn.sent.clear();
+            self.rack.order.forget();
             let r = self.rack.path_mut(p.id);
             r.tlp_out = false;
             r.probe_new = false;

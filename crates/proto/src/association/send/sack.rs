@@ -168,6 +168,8 @@ impl Association {
         if self.rack_on() {
             // RFC 8985 §6.2: time-based detection, with the three misses as a fallback.
             self.rack_detect(now, &mut lost);
+        } else {
+            self.rack.order.forget();
         }
         if !lost.is_empty() {
             self.fast_retransmit(now, &lost, cmt);
@@ -299,6 +301,8 @@ impl Association {
                 // one miss indication, and T3-rtx runs for its path, not a retransmission.
                 // In flight where it was last sent (it may wait elsewhere for a resend).
                 s.unmark(&mut self.paths, &mut tx.tally);
+                // Back in flight without a transmission: RACK's send order learns it anew.
+                self.rack.order.forget();
                 s.misses = s.misses.saturating_add(1);
                 let path = s.sent_on;
                 if !self.timers.is_running(Timer::T3(path)) {

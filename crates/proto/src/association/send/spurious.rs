@@ -427,6 +427,8 @@ impl Association {
         for s in tx.outstanding.iter_mut() {
             if s.state == ChunkState::Marked(Mark::Timeout) && s.sent_on == path {
                 s.unmark(&mut self.paths, &mut tx.tally);
+                // Back in flight without a transmission: RACK's send order learns it anew.
+                self.rack.order.forget();
             }
         }
     }

@@ -485,6 +485,7 @@ impl Association {
             s.tx_count = s.tx_count.saturating_add(1);
             s.xmit = self.tx.next_xmit;
             self.tx.next_xmit += 1;
+            self.rack.order.on_sent(path, false, s.xmit, s.seq);
             s.sent_at = now;
             s.epoch = self.paths[pi].fail_epoch;
             s.misses = 0;
@@ -574,6 +575,7 @@ impl Association {
                 Some(Next::Chunk(sent)) => sent,
             };
             sent.epoch = self.paths[pi].fail_epoch;
+            self.rack.order.on_sent(path, true, sent.xmit, sent.seq);
             if sent.beginning && self.trace.enabled() {
                 let (stream, tsn) = (sent.stream, sent.tsn);
                 let ev = crate::TraceEvent::StreamScheduled { stream, path, tsn };

@@ -17,6 +17,7 @@
 
 pub(super) mod dac;
 pub(crate) mod rack;
+pub(crate) mod send_order;
 pub(super) mod sfr;
 
 use std::time::Duration;

@@ -24,6 +24,8 @@
 //!   `sent_at + RACK.rtt + reo_wnd <= now` (the TSN bound is braid's: a SACK truncated to
 //!   the blocks that fit in a packet does not report what arrived above them); otherwise the reorder timer
 //!   (`Timer::Rack`) is armed for the earliest such deadline and detection runs again then.
+//!   The walk goes in send order per path ([`super::send_order`]) and stops at the first chunk
+//!   not yet due, so a SACK costs what it newly reports, not the outstanding window.
 //!   Lost chunks go through `fast_retransmit`, so recovery, congestion control and Eifel stay
 //!   one code path; unlike the three-miss rule, a lost retransmission can be found lost again.
 //! * §7.2–§7.3 (TLP): after data is sent or acknowledged on a path with no probe out, the
@@ -53,8 +55,9 @@
 
 use std::time::Duration;
 
-use super::super::ranges::{ranges_minus, tsn_offsets};
+use super::super::ranges::tsn_offsets;
 use super::super::sent::{ChunkState, Mark, Sent, check_tally};
+use super::send_order::{Judge, SendOrder};
 use super::{DetectCx, LossDetector};
 use crate::association::Association;
 use crate::cc::Controller;
@@ -185,8 +188,6 @@ impl RackState {
 /// Vectors `detect` reuses from one SACK to the next.
 #[derive(Debug, Default)]
 struct RackScratch {
-    reo: Vec<Duration>,
-    earliest: Vec<Option<Instant>>,
     blocks: Vec<(usize, usize)>,
 }
 
@@ -195,6 +196,8 @@ struct RackScratch {
 pub(crate) struct Rack {
     paths: Vec<RackState>,
     scratch: RackScratch,
+    /// Every path's chunks in flight in send order (the walk of §6.2 step 5).
+    pub(crate) order: SendOrder,
 }
 
 impl Rack {
@@ -237,71 +240,40 @@ impl LossDetector for Rack {
     /// stopped.
     fn detect(&mut self, cx: &mut DetectCx<'_>, lost: &mut Vec<(usize, PathId)>) {
         let npaths = cx.paths.len();
-        let Some(max_end) = (0..npaths)
-            .map(|i| self.path(PathId(i as u16)))
-            .filter(|r| r.xmit_ts.is_some())
-            .map(|r| r.end_xmit)
-            .max()
-        else {
+        if (0..npaths).all(|i| self.path(PathId(i as u16)).xmit_ts.is_none()) {
             return;
-        };
+        }
         let Rack {
             paths: state,
             scratch,
+            order,
         } = self;
-        let RackScratch {
-            reo,
-            earliest,
-            blocks,
-        } = scratch;
         if state.len() < npaths {
             state.resize(npaths, RackState::INITIAL);
         }
-        reo.clear();
-        reo.extend(
-            cx.paths
-                .iter()
-                .zip(state.iter())
-                .map(|(p, r)| r.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open)),
-        );
-        earliest.clear();
-        earliest.resize(npaths, None);
         let tx = &*cx.tx;
-        let n = tx.outstanding.len();
+        order.ensure(tx, npaths);
         // Only the holes between the last SACK's blocks are judged: above its highest block
         // a chunk may have arrived and not be reported (a SACK holds as many blocks as fit
         // in a packet), so a later-sent chunk's delivery says nothing of it.
-        tsn_offsets(&tx.acked_ranges, tx.cum_ack, n, blocks);
-        let all = [(1, blocks.last().map_or(0, |b| b.1))];
+        tsn_offsets(
+            &tx.acked_ranges,
+            tx.cum_ack,
+            tx.outstanding.len(),
+            &mut scratch.blocks,
+        );
+        let limit = scratch.blocks.last().map_or(0, |b| b.1);
         let before = lost.len();
-        for off in ranges_minus(&all, blocks) {
-            let s = &tx.outstanding[off - 1];
-            // First transmissions are in TSN order, retransmissions later still: past the
-            // first one sent after every path's RACK.xmit_ts nothing more can be lost.
-            if s.tx_count == 1 && s.xmit >= max_end {
-                break;
-            }
-            if s.state != ChunkState::InFlight {
-                continue;
-            }
-            let pi = s.path.0 as usize;
-            let Some(r) = state.get(pi).filter(|_| pi < npaths) else {
-                continue;
+        for (i, (p, r)) in cx.paths.iter().zip(state.iter()).enumerate() {
+            let Some(_) = r.xmit_ts else { continue };
+            let judge = Judge {
+                end_xmit: Some(r.end_xmit),
+                wait: r.rtt + r.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open),
+                limit,
             };
-            if r.xmit_ts.is_none() || s.xmit >= r.end_xmit {
-                continue;
-            }
-            let deadline = s.sent_at + r.rtt + reo[pi];
-            if deadline <= cx.now {
-                lost.push((off - 1, s.path));
-            } else {
-                earliest[pi] = Some(earliest[pi].map_or(deadline, |e| e.min(deadline)));
-            }
-        }
-        for (i, &at) in earliest.iter().enumerate() {
-            if state[i].xmit_ts.is_some() {
-                cx.timers.set(Timer::Rack(PathId(i as u16)), at);
-            }
+            let path = PathId(i as u16);
+            let at = order.walk(path, tx, &judge, cx.now, lost);
+            cx.timers.set(Timer::Rack(path), at);
         }
         if lost.len() > before {
             lost.sort_unstable_by_key(|&(i, _)| i);
