@@ -205,17 +205,13 @@ impl Endpoint {
         if !listening {
             return abort(None);
         }
-        // An address+port a live association owns is never handed to another (§5.2;
-        // cause 11, "Restart of an Association with New Addresses").
-        let listed = std::iter::once(remote.ip())
-            .chain(init.params.iter().filter_map(braid_wire::Param::address))
-            .take(crate::cookie::MAX_ADDRESSES);
-        if let Some(taken) = listed
-            .into_iter()
-            .find(|ip| self.live_owner(*ip, h.src_port).is_some())
-        {
+        // The source's address+port owned by a live association: never handed to another
+        // (§5.2; cause 11, "Restart of an Association with New Addresses"), an answer only
+        // that address sees. Listed addresses another association owns are left out when
+        // the cookie comes back, with no answer that tells a stranger they are in use.
+        if self.live_owner(remote.ip(), h.src_port).is_some() {
             return abort(Some(ErrorCause::RestartWithNewAddresses(address_tlv(
-                taken,
+                remote.ip(),
             ))));
         }
         if self.assocs.len() >= self.cfg.max_associations {
@@ -287,6 +283,11 @@ impl Endpoint {
         // §5.4: only the address the INIT-ACK went to (the INIT's source) is confirmed by
         // the COOKIE-ECHO; one from another address neither confirms nor selects it.
         let init_src = *c.peer_addresses.first()?;
+        // RFC 5062 §2: an address a live association owns stays its own; the new one goes
+        // without it (the INIT's source aside, refused below).
+        let mut c = c;
+        c.peer_addresses
+            .retain(|&ip| ip == init_src || self.live_owner(ip, c.peer_port).is_none());
         if !c.peer_addresses.contains(&remote.ip()) {
             return None;
         }
@@ -323,19 +324,16 @@ impl Endpoint {
         Some(id)
     }
 
-    /// Why a valid cookie cannot become an association, if it cannot: an address a live
-    /// association owns (cause 11, never rebound), or no room (endpoint or per-source cap).
+    /// Why a valid cookie cannot become an association, if it cannot: its INIT's source
+    /// address is one a live association owns (cause 11, never rebound), or no room
+    /// (endpoint or per-source cap).
     fn cookie_refusal(
         &mut self,
         c: &crate::cookie::StateCookie,
         init_src: IpAddr,
     ) -> Option<ErrorCause> {
-        let owned = c
-            .peer_addresses
-            .iter()
-            .find(|ip| self.live_owner(**ip, c.peer_port).is_some());
-        if let Some(taken) = owned {
-            return Some(ErrorCause::RestartWithNewAddresses(address_tlv(*taken)));
+        if self.live_owner(init_src, c.peer_port).is_some() {
+            return Some(ErrorCause::RestartWithNewAddresses(address_tlv(init_src)));
         }
         if self.assocs.len() >= self.cfg.max_associations {
             self.prune();
