@@ -627,10 +627,18 @@ impl Driver {
         match res {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
-            // An ICMP error surfaced here (ECONNREFUSED...): its details are queued.
+            // An ICMP error surfaced here (ECONNREFUSED...): its details are queued, and the
+            // datagrams behind it are read at once (the call consumed the error).
             Err(_) => {
                 self.drain_errors(i);
-                0
+                let sock = &self.socks[i];
+                sock.io
+                    .try_io(Interest::READABLE, || {
+                        let mut iovs: Vec<IoSliceMut<'_>> =
+                            rx.buf.chunks_mut(rx.chunk).map(IoSliceMut::new).collect();
+                        sock.state.recv((&sock.io).into(), &mut iovs, &mut rx.meta)
+                    })
+                    .unwrap_or(0)
             }
         }
     }
@@ -1456,19 +1464,80 @@ async fn send_batch(sock: &Sock, dst: SocketAddr, seg: usize, contents: &[u8]) {
             segment_size: (contents.len() > seg).then_some(seg),
             src_ip: None,
         };
-        // A full socket buffer: wait for room. Other errors are packet loss, which SCTP
-        // recovers from (quinn-udp's `send` already treats them so).
+        // A full socket buffer: wait for room. An ICMP report about any datagram of the
+        // socket: send again (see `reported_error`). Other errors are packet loss, which SCTP
+        // recovers from.
+        let mut reports = 0;
         loop {
             match sock.io.try_io(Interest::WRITABLE, || {
-                sock.state.send((&sock.io).into(), &t)
+                sock.state.try_send((&sock.io).into(), &t)
             }) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if sock.io.writable().await.is_err() {
                         return;
                     }
                 }
+                Err(e) if reported_error(&e) && reports < MAX_REPORTED_ERRORS => reports += 1,
                 _ => return,
             }
+        }
+    }
+}
+
+/// Sends of one batch that may fail on ICMP reports before it is given up.
+const MAX_REPORTED_ERRORS: u32 = 8;
+
+/// Whether `e` may be an ICMP report about another datagram rather than about this send:
+/// with IP_RECVERR, Linux makes the socket's next call (send or receive) return each ICMP
+/// error it queues (sk_err). Without a second try, every forged or stray ICMP error (a
+/// "fragmentation needed" naming any association, a port unreachable from a vanished peer)
+/// dropped the next batch of whichever association sent next.
+fn reported_error(e: &io::Error) -> bool {
+    use nix::libc;
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::EMSGSIZE
+                | libc::ECONNREFUSED
+                | libc::EHOSTUNREACH
+                | libc::ENETUNREACH
+                | libc::EHOSTDOWN
+                | libc::EPROTO
+                | libc::ENOPROTOOPT
+        )
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
+
+    use super::{bind_socket, send_batch};
+
+    /// Linux hands each ICMP error a socket with IP_RECVERR receives to its next call: a
+    /// port unreachable about a datagram to a closed loopback port made the next send, to a
+    /// live peer, fail, and the datagram was lost. It goes again now.
+    #[tokio::test]
+    async fn an_icmp_report_about_one_datagram_does_not_drop_the_next() {
+        let sock = bind_socket("127.0.0.1:0".parse().unwrap(), 1 << 20).unwrap();
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let live = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        live.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let mut buf = [0u8; 64];
+        for round in 0..20u8 {
+            send_batch(&sock, closed, 1200, b"to nobody").await;
+            // Loopback answers at once; the report waits on the socket.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            send_batch(&sock, live.local_addr().unwrap(), 1200, &[round; 5]).await;
+            let n = live.recv(&mut buf).unwrap_or_else(|e| {
+                panic!("round {round}: the datagram after the ICMP report was lost ({e})")
+            });
+            assert_eq!(&buf[..n], &[round; 5]);
         }
     }
 }
