@@ -222,8 +222,10 @@ fn causes() -> &'static [ErrorCause] {
     S.get_or_init(braid_wire::sample::all_causes)
 }
 
-/// Configuration presets, picked by the first input byte.
-fn config(b: u8, seed: u64) -> EndpointConfig {
+/// Configuration presets, picked by the first input byte; `ext` (the fourth) turns on the
+/// extensions: CMT, LS-SCTP, spurious-retransmission detection (TIMESTAMP, R-bit, DupTSN),
+/// RACK, NR-SACK, PLPMTUD, pacing with CUBIC.
+fn config(b: u8, seed: u64, ext: u8) -> EndpointConfig {
     let mut a = AssociationConfig::default();
     let (send, recv) = match b & 3 {
         0 => (64 * 1024, 64 * 1024),
@@ -263,6 +265,26 @@ fn config(b: u8, seed: u64) -> EndpointConfig {
         a.path_max_retrans = 2;
         a.max_init_retransmits = 3;
     }
+    if ext & 1 != 0 {
+        a.cmt = Some(braid_proto::CmtConfig::default());
+        // LS-SCTP (load sharing) only with CMT's multipath machinery.
+        a.load_sharing = ext & 2 != 0;
+    }
+    a.spurious_detection = match (ext >> 2) & 3 {
+        0 => braid_proto::SpuriousDetection::Off,
+        1 => braid_proto::SpuriousDetection::EifelTimestamp,
+        2 => braid_proto::SpuriousDetection::EifelRbit,
+        _ => braid_proto::SpuriousDetection::DupTsn,
+    };
+    if ext & 0x10 != 0 {
+        a.loss_detection = braid_proto::LossDetection::Rack;
+    }
+    a.nr_sack = ext & 0x20 != 0;
+    a.plpmtud = ext & 0x40 != 0;
+    if ext & 0x80 != 0 {
+        a.pacing = true;
+        a.cc = braid_proto::CongestionControl::Cubic;
+    }
     EndpointConfig {
         port: 0,
         listen: false,
@@ -290,7 +312,13 @@ impl World {
         let baseline = LIVE.load(Ordering::Relaxed);
         let preset = inp.u8();
         let seed = u64::from(inp.u16());
-        let cfg = config(preset, seed);
+        let ext = inp.u8();
+        let mut cfg = config(preset, seed, ext);
+        cfg.port = PORTS[SERVER];
+        if cfg.validate().is_err() {
+            // A combination the API refuses: the plain preset instead.
+            cfg = config(preset, seed, 0);
+        }
         let mk = |e: usize| {
             let mut c = cfg.clone();
             c.port = PORTS[e];
@@ -596,6 +624,9 @@ impl World {
         let kind = inp.u8();
         let f = self.flow(to, ip).clone();
         let ep_tsn = f.ep_tsn.unwrap_or(f.ep_initial_tsn.wrapping_sub(1));
+        if kind >= 240 {
+            return self.build_extension_chunks(to, ip, kind - 240, ep_tsn, inp);
+        }
         match kind % 20 {
             0 | 17 | 19 => {
                 let count = if kind % 20 == 17 {
@@ -862,6 +893,123 @@ impl World {
                     flags,
                     value: Bytes::copy_from_slice(inp.bytes(len)),
                 })]
+            }
+        }
+    }
+
+    /// I-DATA, I-FORWARD-TSN, TIMESTAMP and the SACK shapes a hostile receiver sends.
+    fn build_extension_chunks(
+        &mut self,
+        to: usize,
+        ip: IpAddr,
+        kind: u8,
+        ep_tsn: u32,
+        inp: &mut Input,
+    ) -> Vec<Chunk> {
+        match kind % 8 {
+            0 | 1 => {
+                // I-DATA with the flow's TSNs and a message id near the stream's.
+                let count = 1 + inp.u8() as usize % 16;
+                let stream = u16::from(inp.u8() % 9);
+                let flags = inp.u8();
+                let mid = u32::from(inp.u8());
+                let len = inp.u16() as usize % 2048;
+                let f = self.flow(to, ip);
+                (0..count as u32)
+                    .map(|i| {
+                        let tsn = f.next_tsn;
+                        f.next_tsn = f.next_tsn.wrapping_add(1);
+                        let beginning = i == 0 || flags & 2 != 0;
+                        Chunk::IData(braid_wire::chunk::IData {
+                            tsn,
+                            stream_id: stream,
+                            mid: mid.wrapping_add(if flags & 4 != 0 { i } else { 0 }),
+                            ppid: if beginning { u32::from(flags >> 4) } else { 0 },
+                            fsn: if beginning { 0 } else { i },
+                            unordered: flags & 1 != 0,
+                            beginning,
+                            ending: i + 1 == count as u32 || flags & 4 != 0,
+                            immediate: flags & 8 != 0,
+                            user_data: Bytes::from(vec![0xcd; len]),
+                        })
+                    })
+                    .collect()
+            }
+            2 => {
+                // I-FORWARD-TSN with up to 256 entries (the per-entry cost the index bounds).
+                let f = self.flow(to, ip);
+                let delta = inp.u8() as i8;
+                let new_cum = f
+                    .next_tsn
+                    .wrapping_sub(1)
+                    .wrapping_add(i32::from(delta) as u32);
+                if tsn_gt(new_cum.wrapping_add(1), f.next_tsn) {
+                    f.next_tsn = new_cum.wrapping_add(1);
+                }
+                let n = inp.u8();
+                let base = u32::from(inp.u16());
+                let streams = (0..n)
+                    .map(|i| braid_wire::chunk::IForwardTsnStream {
+                        stream_id: u16::from(i % 9),
+                        unordered: i & 1 != 0,
+                        mid: base.wrapping_add(u32::from(i)),
+                    })
+                    .collect();
+                vec![Chunk::IForwardTsn(braid_wire::chunk::IForwardTsn {
+                    new_cum_tsn: new_cum,
+                    streams,
+                })]
+            }
+            3 => {
+                // TIMESTAMP (Eifel) is not a `Chunk` variant: its 8 bytes raw.
+                let mut value = inp.u32().to_be_bytes().to_vec();
+                value.extend_from_slice(&inp.u32().to_be_bytes());
+                vec![Chunk::Unknown(braid_wire::RawChunk {
+                    chunk_type: braid_wire::ChunkType::TIMESTAMP,
+                    flags: 0,
+                    value: Bytes::from(value),
+                })]
+            }
+            k => {
+                // A frozen cumulative ack below a block at the highest TSN sent (every hole
+                // in between walked, if the sender walks), alternating one-TSN blocks, or
+                // the same as an NR-SACK.
+                let back = u32::from(inp.u16()) + 1;
+                let cum = ep_tsn.wrapping_sub(back);
+                let top = back.min(u32::from(u16::MAX)) as u16;
+                let gap_blocks: Vec<GapAckBlock> = if k == 5 {
+                    let n = 1 + inp.u8() as u16;
+                    (0..n)
+                        .map(|i| GapAckBlock {
+                            start: 2 + 2 * i,
+                            end: 2 + 2 * i,
+                        })
+                        .take_while(|b| b.end <= top)
+                        .collect()
+                } else {
+                    let len = u16::from(inp.u8());
+                    vec![GapAckBlock {
+                        start: top.saturating_sub(len).max(2),
+                        end: top,
+                    }]
+                };
+                let a_rwnd = inp.u32();
+                if k == 6 {
+                    vec![Chunk::NrSack(braid_wire::chunk::NrSack {
+                        cum_tsn_ack: cum,
+                        a_rwnd,
+                        nr_gap_blocks: gap_blocks.clone(),
+                        gap_blocks,
+                        dup_tsns: Vec::new(),
+                    })]
+                } else {
+                    vec![Chunk::Sack(Sack {
+                        cum_tsn_ack: cum,
+                        a_rwnd,
+                        gap_blocks,
+                        dup_tsns: Vec::new(),
+                    })]
+                }
             }
         }
     }
