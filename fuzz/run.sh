@@ -26,7 +26,7 @@ for t in $TARGETS; do
         echo "   FAILED: see fuzz/logs/$t.log and fuzz/artifacts/$t/"
     fi
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "logs/$t.log" | grep -o '[0-9]*$' || echo '?')
-    last=$(grep -E '#[0-9]+ +(pulse|NEW|REDUCE|DONE)' "logs/$t.log" | tail -1)
+    last=$(grep -E '#[0-9]+[[:space:]]+(pulse|NEW|REDUCE|DONE)' "logs/$t.log" | tail -1 || true)
     cov=$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\) .*/cov \1, features \2/p' <<<"$last")
     echo "   executions $execs; $cov; corpus $(find "corpus/$t" -type f | wc -l) inputs"
 done

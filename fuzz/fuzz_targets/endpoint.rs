@@ -16,13 +16,14 @@
 //! accepts and reads (`recv`), and checks:
 //! - nothing panics (debug assertions and overflow checks are on in fuzz builds);
 //! - each endpoint holds at most `max_associations` associations;
-//! - each association's `send_buffered()` is at most `send_buffer`, and the bytes in flight
-//!   on its paths are at most `send_buffered()`;
+//! - each association's `send_buffered()` is at most its send buffer limit (grown by
+//!   autotuning up to `send_buffer_max`), and the bytes in flight on its paths are at most
+//!   `send_buffered()`;
 //! - `poll_transmit` and `poll_event` run dry (no endless output without input), and
 //!   `handle_timeout(now)` leaves no timer due at `now` (no timer livelock);
 //! - live heap memory (counted by a wrapping global allocator) stays under a bound derived
-//!   from the configuration: a base plus, per association, 4 x (send_buffer + recv_buffer)
-//!   + 1 MiB.
+//!   from the configuration: a base plus, per association, 4 x (send_buffer_max +
+//!   recv_buffer_max) + 1 MiB (the presets let autotuning grow each buffer fourfold).
 
 #![no_main]
 
@@ -235,6 +236,9 @@ fn config(b: u8, seed: u64, ext: u8) -> EndpointConfig {
     };
     a.send_buffer = send;
     a.recv_buffer = recv;
+    // Autotuning may grow each buffer fourfold (the budgets below may stop it sooner).
+    a.send_buffer_max = 4 * send;
+    a.recv_buffer_max = 4 * recv;
     a.max_message_size = send.min(64 * 1024);
     if b & 0x10 != 0 {
         a.pr_sctp = false;
@@ -507,10 +511,11 @@ impl World {
                     panic!("listed association {id:?} missing");
                 };
                 let buffered = a.send_buffered();
+                let limit = a.send_buffer_limit();
                 assert!(
-                    buffered <= acfg.send_buffer,
-                    "endpoint {e} {id:?}: send_buffered {buffered} > send_buffer {}",
-                    acfg.send_buffer
+                    buffered <= limit && limit <= acfg.send_buffer_max,
+                    "endpoint {e} {id:?}: send_buffered {buffered}, limit {limit}, send_buffer_max {}",
+                    acfg.send_buffer_max
                 );
                 if !a.is_closed() {
                     let flight: usize = a.paths().iter().map(|p| p.flight_size).sum();
@@ -522,14 +527,14 @@ impl World {
                 }
             }
         }
-        let per_assoc = 4 * (acfg.send_buffer + acfg.recv_buffer) + (1 << 20);
+        let per_assoc = 4 * (acfg.send_buffer_max + acfg.recv_buffer_max) + (1 << 20);
         let bound = (4 << 20) + assocs * per_assoc;
         let live = LIVE.load(Ordering::Relaxed).saturating_sub(self.baseline);
         assert!(
             live <= bound,
-            "live heap {live} bytes > bound {bound} ({assocs} associations, send_buffer {}, recv_buffer {})",
-            acfg.send_buffer,
-            acfg.recv_buffer
+            "live heap {live} bytes > bound {bound} ({assocs} associations, send_buffer_max {}, recv_buffer_max {})",
+            acfg.send_buffer_max,
+            acfg.recv_buffer_max
         );
     }
 
