@@ -98,6 +98,9 @@ impl Association {
         // that sends no data knows, for sizing its window (crate::autotune).
         a.bufs
             .note_rtt(now.saturating_duration_since(cookie.created));
+        a.paths[0]
+            .rtt
+            .on_verified(now.saturating_duration_since(cookie.created));
         a.adopt_cookie(cookie);
         a.add_peer_paths(now, &cookie.peer_addresses);
         a.queue_control(PathId(0), CookieAck);
@@ -179,6 +182,9 @@ impl Association {
             return;
         };
         self.init_attempts += 1;
+        if matches!(chunk, Chunk::Init(_)) {
+            self.init_sent = (self.init_attempts == 1).then_some(now);
+        }
         let rto = self.primary_path().rtt.rto();
         self.timers.set(Timer::T1, Some(now + rto));
         match chunk {
@@ -254,6 +260,13 @@ impl Association {
                 self.cfg.initial_ssthresh(ack.a_rwnd as usize),
                 1,
             );
+        }
+        if let Some(sent) = self.init_sent.take() {
+            // The INIT-ACK needs the INIT's tag: a round trip the peer cannot shorten.
+            let primary = self.primary;
+            self.path_mut(primary)
+                .rtt
+                .on_verified(now.saturating_duration_since(sent));
         }
         self.add_peer_paths(now, &peer.addresses);
         self.set_state(now, State::CookieEchoed);

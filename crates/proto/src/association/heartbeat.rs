@@ -51,6 +51,7 @@ impl Association {
         }
         p.heartbeat.outstanding = None;
         p.rtt.on_sample(now - sent);
+        p.rtt.on_verified(now - sent);
         self.bufs.note_rtt(now - sent);
         p.error_count = 0;
         // RFC 9260 §5.4: a HEARTBEAT-ACK with our nonce confirms the address.

@@ -176,6 +176,8 @@ pub struct Association {
     primary: PathId,
     /// Handshake: attempts, what to resend.
     init_attempts: u32,
+    /// When the one INIT went out (none once it is resent: Karn's rule).
+    init_sent: Option<Instant>,
     handshake_chunk: Option<Chunk>,
     local_initial_tsn: u32,
     /// Every timer: T1, T2, T5, delayed SACK, and per path T3-rtx and heartbeat.
@@ -290,6 +292,7 @@ impl Association {
             paths: vec![path],
             primary: PathId(0),
             init_attempts: 0,
+            init_sent: None,
             handshake_chunk: None,
             local_initial_tsn: 0,
             timers: crate::timer::Timers::default(),

@@ -20,6 +20,8 @@ pub(crate) struct RttEstimator {
     /// The lowest and the latest sample (for traces: qlog's `min_rtt`, `latest_rtt`).
     lowest: Option<Duration>,
     latest: Option<Duration>,
+    /// The shortest verified round trip (see [`RttEstimator::on_verified`]).
+    verified: Option<Duration>,
 }
 
 impl RttEstimator {
@@ -35,7 +37,21 @@ impl RttEstimator {
             beta: c.rto_beta,
             lowest: None,
             latest: None,
+            verified: None,
         }
+    }
+
+    /// A round trip the peer could not have shortened: its answer needed what we sent
+    /// (a HEARTBEAT's nonce, the INIT's tag, the cookie). Acks of DATA can come early from
+    /// a receiver acknowledging what it has not received yet.
+    pub(crate) fn on_verified(&mut self, r: Duration) {
+        self.verified = Some(self.verified.map_or(r, |m| m.min(r)));
+    }
+
+    /// The shortest round trip loss detection believes: half the shortest verified one
+    /// (a path may get faster, not twice as fast), zero before any.
+    pub(crate) fn floor(&self) -> Duration {
+        self.verified.map_or(Duration::ZERO, |v| v / 2)
     }
 
     /// Feeds one RTT measurement R' (rules C2, C3; C4–C7 clamp the result).

@@ -103,6 +103,9 @@ pub(crate) struct SendQueue {
     low_threshold: usize,
     /// I-DATA was negotiated: chunks carry MID and FSN, and fragments may interleave.
     idata: bool,
+    /// Chunks the three-miss rule looked at (the cost the tests bound).
+    #[cfg(test)]
+    pub(crate) miss_visits: u64,
 }
 
 impl SendQueue {
@@ -130,6 +133,8 @@ impl SendQueue {
             forward_tsn_pending: false,
             low_threshold: 0,
             idata: false,
+            #[cfg(test)]
+            miss_visits: 0,
         }
     }
 

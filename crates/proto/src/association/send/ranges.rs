@@ -83,6 +83,20 @@ pub(super) fn offsets_to_tsns(offsets: &[(usize, usize)], cum: u32, out: &mut Ve
     );
 }
 
+/// The union of two sorted, merged lists of ranges, sorted and merged.
+pub(super) fn ranges_union(a: &[(usize, usize)], b: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut all: Vec<(usize, usize)> = a.iter().chain(b).copied().collect();
+    all.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(all.len());
+    for (lo, hi) in all {
+        match out.last_mut() {
+            Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
 /// Every offset in the sorted, merged ranges `a` that is not in `b`, in order (no
 /// allocation: this runs for every SACK).
 pub(super) fn ranges_minus<'a>(
@@ -134,7 +148,14 @@ impl Iterator for RangesMinus<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{offset_ranges, ranges_minus};
+    use super::{offset_ranges, ranges_minus, ranges_union};
+
+    #[test]
+    fn range_union_merges_overlapping_and_adjacent_ranges() {
+        let u = ranges_union(&[(1, 3), (10, 12)], &[(4, 5), (8, 10), (20, 20)]);
+        assert_eq!(u, vec![(1, 5), (8, 12), (20, 20)]);
+        assert_eq!(ranges_union(&[], &[(2, 2)]), vec![(2, 2)]);
+    }
 
     #[test]
     fn gap_blocks_become_sorted_merged_clipped_ranges() {

@@ -14,8 +14,8 @@ use std::time::Duration;
 use braid_wire::chunk::GapAckBlock;
 
 use super::loss::SackDigest;
-use super::loss::{DetectCx, LossDetector, MissCount};
-use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, tsn_offsets};
+use super::loss::{DetectCx, LossDetector, MissCount, RttBounds};
+use super::ranges::{block_offsets, offsets_to_tsns, ranges_minus, ranges_union, tsn_offsets};
 use super::sent::{ChunkState, Sent, check_tally};
 use super::spurious::SackSignals;
 use crate::WindowCause;
@@ -64,6 +64,9 @@ pub(crate) struct Acked {
 /// A SACK with at least this many gap blocks may have been cut to fit its packet (64 was
 /// braid's own limit before SACKs took the MTU, and is where other stacks stop).
 const TRUNCATION_HINT_BLOCKS: usize = 64;
+
+/// Chunks one SACK may put back in flight by omitting them (renege, RFC 9260 §6.2.1).
+pub(crate) const MAX_RENEGED_PER_SACK: usize = 64;
 
 impl Acked {
     /// Notes a newly acknowledged chunk for the controller's RTT and round tracking.
@@ -148,12 +151,14 @@ impl Association {
         lost.clear();
         if ack.digested {
             let m = self.multipath_cfg().filter(|_| cmt);
+            let ordered = self.rack_on() && self.rack.order.tracking();
             let mut misses = MissCount {
                 digest: &ack.digest,
                 cum_advanced: ack.cum_advanced,
                 sfr: m.is_some_and(|c| c.sfr),
                 dac: m.is_some_and(|c| c.dac).then_some(self.dac_count),
                 candidates: &mut ack.candidates,
+                order: ordered.then_some(&mut self.rack.order),
             };
             misses.detect(
                 &mut DetectCx {
@@ -285,24 +290,33 @@ impl Association {
             ack.fresh |= s.fresh_ack_bit(&self.paths);
             if rack {
                 // The path it was last sent on: a marked chunk's `path` is where it waits.
-                let p = &self.paths[s.sent_on.0 as usize];
-                let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
-                self.rack.on_delivered(now, s, bound);
+                let b = RttBounds::of(&self.paths[s.sent_on.0 as usize]);
+                self.rack.on_delivered(now, s, b);
             }
             s.set_state(ChunkState::GapAcked, &mut self.paths, &mut tx.tally);
             let (tsn, path, tx_count) = (s.tsn, s.path, s.tx_count);
             self.rtt_sample_raw(now, tsn, path, tx_count);
         }
+        // A peer alternating a block over the window with one that omits it would make every
+        // SACK cost the window twice (renege, then acknowledge again): at most
+        // MAX_RENEGED_PER_SACK chunks go back in flight per SACK, the rest stay acknowledged
+        // until a later SACK still omits them.
+        let mut reneged = 0;
+        let mut deferred_from = None;
         for off in ranges_minus(&before, &blocks) {
             let tx = &mut self.tx;
             let s = &mut tx.outstanding[off - 1];
             if s.state == ChunkState::GapAcked {
+                if reneged == MAX_RENEGED_PER_SACK {
+                    deferred_from = Some(off);
+                    break;
+                }
+                reneged += 1;
                 // §6.2.1 D iv: possibly missing (reneged, or a SACK cut to fit its packet):
                 // one miss indication, and T3-rtx runs for its path, not a retransmission.
                 // In flight where it was last sent (it may wait elsewhere for a resend).
                 s.unmark(&mut self.paths, &mut tx.tally);
-                // Back in flight without a transmission: RACK's send order learns it anew.
-                self.rack.order.forget();
+                self.rack.order.on_reneged(s.sent_on, s.xmit, s.seq);
                 s.misses = s.misses.saturating_add(1);
                 let path = s.sent_on;
                 if !self.timers.is_running(Timer::T3(path)) {
@@ -314,7 +328,18 @@ impl Association {
         if let Some(&(_, e)) = blocks.last() {
             d.highest_acked = Some(self.tx.outstanding[e - 1].tsn);
         }
-        offsets_to_tsns(&blocks, cum, &mut self.tx.acked_ranges);
+        match deferred_from {
+            None => offsets_to_tsns(&blocks, cum, &mut self.tx.acked_ranges),
+            Some(from) => {
+                let kept: Vec<(usize, usize)> = before
+                    .iter()
+                    .filter(|r| r.1 >= from)
+                    .map(|&(lo, hi)| (lo.max(from), hi))
+                    .collect();
+                let all = ranges_union(&blocks, &kept);
+                offsets_to_tsns(&all, cum, &mut self.tx.acked_ranges);
+            }
+        }
         d.blocks = blocks;
         ack.digest = d;
         ack.before = before;

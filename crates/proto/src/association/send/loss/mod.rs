@@ -41,9 +41,9 @@ pub(crate) struct DetectCx<'a> {
 
 /// A loss detector (the loss-detection seam).
 pub(crate) trait LossDetector {
-    /// A SACK at `now` newly delivered `s` (cumulatively or in a gap block); `rtt_bound` is
-    /// SRTT + 4·RTTVAR of the path it was last sent on.
-    fn on_delivered(&mut self, _now: Instant, _s: &Sent, _rtt_bound: Option<Duration>) {}
+    /// A SACK at `now` newly delivered `s` (cumulatively or in a gap block); `rtt` bounds
+    /// the round trip of the path it was last sent on.
+    fn on_delivered(&mut self, _now: Instant, _s: &Sent, _rtt: RttBounds) {}
     /// After a SACK's acks: appends the chunks lost now (queue index, path), keeping
     /// `lost` in TSN order without duplicates.
     fn detect(&mut self, cx: &mut DetectCx<'_>, lost: &mut Vec<(usize, PathId)>);
@@ -54,6 +54,26 @@ pub(crate) trait LossDetector {
     fn on_recovery_start(&mut self, _path: PathId) {}
     /// T3-rtx expired on `path`.
     fn on_t3(&mut self, _path: PathId) {}
+}
+
+/// The round trips a path's estimator allows a delivered chunk.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RttBounds {
+    /// Half the shortest verified round trip: a receiver acknowledging chunks it has not
+    /// received yet cannot make loss detection believe a shorter one.
+    pub(crate) floor: Duration,
+    /// SRTT + 4·RTTVAR, the longest plausible round trip (none before a sample).
+    pub(crate) upper: Option<Duration>,
+}
+
+impl RttBounds {
+    /// The bounds of `p`'s estimator.
+    pub(crate) fn of(p: &Path) -> Self {
+        Self {
+            floor: p.rtt.floor(),
+            upper: p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar()),
+        }
+    }
 }
 
 /// Miss indications that make a chunk lost (RFC 9260 §7.2.4).
@@ -126,6 +146,9 @@ pub(crate) struct MissCount<'a> {
     pub(crate) dac: Option<u8>,
     /// Scratch for the candidates.
     pub(crate) candidates: &'a mut Vec<usize>,
+    /// RACK's send order, when it holds every chunk in flight: the candidates come from it
+    /// (amortised) instead of a walk over every hole below the limit.
+    pub(crate) order: Option<&'a mut send_order::SendOrder>,
 }
 
 impl LossDetector for MissCount<'_> {
@@ -149,10 +172,20 @@ impl LossDetector for MissCount<'_> {
         candidates.clear();
         if self.sfr {
             sfr::candidates(cx.tx, cx.paths, &d.htna_on, candidates);
+        } else if let Some(order) = self.order.as_deref_mut() {
+            let limit_off = limit.wrapping_sub(cx.tx.cum_ack) as usize;
+            let paths = cx.paths;
+            let floor = |pi: usize| paths.get(pi).map_or(Duration::ZERO, |p| p.rtt.floor());
+            let index_limit = limit_off.saturating_sub(1).min(n);
+            order.miss_candidates(cx.tx, index_limit, &d.xmit_on, &floor, cx.now, candidates);
         } else {
             // Only the holes between the blocks can be missing.
             let limit_off = limit.wrapping_sub(cx.tx.cum_ack) as usize;
             candidates.extend(ranges_minus(&[(1, limit_off.min(n))], &d.blocks).map(|o| o - 1));
+        }
+        #[cfg(test)]
+        {
+            cx.tx.miss_visits += candidates.len() as u64;
         }
         for &i in candidates.iter() {
             let s = &mut cx.tx.outstanding[i];
@@ -172,6 +205,16 @@ impl LossDetector for MissCount<'_> {
                 && d.xmit_on
                     .get(s.sent_on.0 as usize)
                     .is_none_or(|&x| x <= s.xmit + 1)
+            {
+                continue;
+            }
+            // The ack of a chunk sent after it cannot come sooner than a round trip after it
+            // left: a peer claiming so would have the window resent on every SACK.
+            if resent
+                && cx
+                    .paths
+                    .get(s.sent_on.0 as usize)
+                    .is_some_and(|p| cx.now.saturating_duration_since(s.sent_at) < p.rtt.floor())
             {
                 continue;
             }

@@ -58,7 +58,7 @@ use std::time::Duration;
 use super::super::ranges::tsn_offsets;
 use super::super::sent::{ChunkState, Mark, Sent, check_tally};
 use super::send_order::{Judge, SendOrder};
-use super::{DetectCx, LossDetector};
+use super::{DetectCx, LossDetector, RttBounds};
 use crate::association::Association;
 use crate::cc::Controller;
 use crate::config::LossDetection;
@@ -129,10 +129,11 @@ impl RackState {
         dsack_round: None,
     };
 
-    /// RACK_update (§6.2 steps 2–3) for one chunk newly delivered by a SACK at `now`;
-    /// `rtt_bound` is SRTT + 4·RTTVAR of its path, the longest plausible round trip.
-    pub(crate) fn on_delivered(&mut self, now: Instant, s: &Sent, rtt_bound: Option<Duration>) {
-        let rtt = now.saturating_duration_since(s.sent_at);
+    /// RACK_update (§6.2 steps 2–3) for one chunk newly delivered by a SACK at `now`; `b`
+    /// bounds its path's round trip (a sample below the floor counts as the floor).
+    pub(crate) fn on_delivered(&mut self, now: Instant, s: &Sent, b: RttBounds) {
+        let rtt_bound = b.upper;
+        let rtt = now.saturating_duration_since(s.sent_at).max(b.floor);
         if s.tx_count == 1 {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
             // §6.2 step 3: delivered below what was already delivered: reordering.
@@ -230,9 +231,9 @@ impl Rack {
 }
 
 impl LossDetector for Rack {
-    fn on_delivered(&mut self, now: Instant, s: &Sent, rtt_bound: Option<Duration>) {
+    fn on_delivered(&mut self, now: Instant, s: &Sent, b: RttBounds) {
         // The path it was last sent on: a marked chunk's `path` is where it waits.
-        self.path_mut(s.sent_on).on_delivered(now, s, rtt_bound);
+        self.path_mut(s.sent_on).on_delivered(now, s, b);
     }
 
     /// RACK_detect_loss (§6.2 step 5) over every path, merged into `lost` (sorted, no
@@ -332,8 +333,7 @@ impl Association {
     /// waits for its retransmission).
     pub(crate) fn rack_delivered(&mut self, now: Instant, s: &Sent) {
         if let Some(p) = self.paths.get(s.sent_on.0 as usize) {
-            let bound = p.rtt.srtt().map(|r| r + 4 * p.rtt.rttvar());
-            self.rack.on_delivered(now, s, bound);
+            self.rack.on_delivered(now, s, RttBounds::of(p));
         }
     }
 
