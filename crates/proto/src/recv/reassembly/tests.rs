@@ -695,3 +695,29 @@ proptest! {
         }
     }
 }
+
+/// A FORWARD TSN (RFC 3758 §3.6) that abandons nothing, against 5,000 partial messages held
+/// above its new cumulative TSN: it looks at the runs that start at or below it, not at every
+/// run held (before: all 5,000, per chunk).
+#[test]
+fn a_forward_tsn_that_skips_nothing_costs_what_it_names_not_what_is_held() {
+    let mut r = Reassembly::new(2);
+    // Unordered middle fragments (no B, no E) two TSNs apart: 5,000 runs above TSN 100.
+    for k in 0..5_000u32 {
+        r.insert(frag(102 + 2 * k, 0, 0, "U", "m"), false);
+    }
+    let runs = r.runs.len();
+    assert_eq!(runs, 5_000);
+    for _ in 0..100 {
+        r.forward_tsn(100, &[]);
+    }
+    assert_eq!(r.runs.len(), runs, "nothing was to be dropped");
+    assert!(
+        r.runs_examined.get() <= 100,
+        "100 FORWARD TSNs examined {} runs",
+        r.runs_examined.get()
+    );
+    // One that reaches the first two runs drops them, and looks at little more.
+    r.forward_tsn(104, &[]);
+    assert_eq!(r.runs.len(), runs - 2);
+}
