@@ -96,11 +96,13 @@ impl Association {
         a.local_addrs = locals;
         // INIT-ACK out (the cookie's creation) to COOKIE-ECHO in: the round trip a receiver
         // that sends no data knows, for sizing its window (crate::autotune).
-        a.bufs
-            .note_rtt(now.saturating_duration_since(cookie.created));
-        a.paths[0]
-            .rtt
-            .on_verified(now.saturating_duration_since(cookie.created));
+        let rtt = now.saturating_duration_since(cookie.created);
+        a.bufs.note_rtt(rtt);
+        // Karn's rule: a COOKIE-ECHO resent after T1 (RTO.Initial at least) would count its
+        // wait too, and set the floor of loss detection's round trips far too high.
+        if rtt < a.cfg.rto_initial {
+            a.paths[0].rtt.on_verified(rtt);
+        }
         a.adopt_cookie(cookie);
         a.add_peer_paths(now, &cookie.peer_addresses);
         a.queue_control(PathId(0), CookieAck);

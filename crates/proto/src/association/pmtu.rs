@@ -169,7 +169,6 @@ impl Association {
         {
             let rtt = now.saturating_duration_since(sent);
             p.rtt.on_sample(rtt);
-            p.rtt.on_verified(rtt);
             self.bufs.note_rtt(rtt);
         }
         self.pmtu_apply(now, path, step);

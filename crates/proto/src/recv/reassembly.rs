@@ -462,9 +462,7 @@ impl Reassembly {
         // start at new_cum + 1 or below); also those of ordered messages now skipped, which
         // could never be delivered (a walk over every run, only when an SSN moved: a
         // FORWARD TSN that skips nothing costs what it names, not what is held).
-        let upto = self
-            .key_of(new_cum.wrapping_add(1))
-            .unwrap_or(u64::MAX);
+        let upto = self.key_of(new_cum.wrapping_add(1)).unwrap_or(u64::MAX);
         let candidates: Box<dyn Iterator<Item = (&u64, &u64)>> = if skipped_any {
             Box::new(self.runs.iter())
         } else {

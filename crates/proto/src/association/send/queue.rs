@@ -84,6 +84,10 @@ pub(crate) struct SendQueue {
     pub(crate) next_xmit: u64,
     /// TSN ranges the last SACK's gap blocks acknowledged (to find what is new in the next).
     pub(crate) acked_ranges: Vec<(u32, u32)>,
+    /// Gap-acknowledged chunks the last SACK omitted beyond what one SACK may renege: still
+    /// acknowledged until a later SACK omits them too (kept apart from `acked_ranges`, which
+    /// says what the peer reports and bounds loss detection).
+    pub(crate) renege_deferred: Vec<(u32, u32)>,
     /// TSN ranges the last NR-SACK's non-renegable blocks covered.
     pub(crate) nr_acked_ranges: Vec<(u32, u32)>,
     /// Peer's receive window as last computed (RFC 9260 §6.2.1).
@@ -124,6 +128,7 @@ impl SendQueue {
             next_seq: 0,
             next_xmit: 0,
             acked_ranges: Vec::new(),
+            renege_deferred: Vec::new(),
             nr_acked_ranges: Vec::new(),
             peer_rwnd: 0,
             peer_rwnd_initial: 0,
@@ -239,6 +244,7 @@ impl SendQueue {
         self.outstanding_bytes = 0;
         self.tally = Tally::default();
         self.acked_ranges.clear();
+        self.renege_deferred.clear();
         self.nr_acked_ranges.clear();
     }
 

@@ -276,6 +276,11 @@ impl Association {
         // What the previous SACK acknowledged above today's cumulative ack.
         let mut before = std::mem::take(&mut ack.before);
         tsn_offsets(&self.tx.acked_ranges, cum, n, &mut before);
+        if !self.tx.renege_deferred.is_empty() {
+            let mut deferred = Vec::new();
+            tsn_offsets(&self.tx.renege_deferred, cum, n, &mut deferred);
+            before = ranges_union(&before, &deferred);
+        }
         // Newly acknowledged: in a block now, not in the previous SACK's (O(new), not
         // O(window): under CMT most of the window is gap-acked for a while).
         for off in ranges_minus(&blocks, &before) {
@@ -328,16 +333,17 @@ impl Association {
         if let Some(&(_, e)) = blocks.last() {
             d.highest_acked = Some(self.tx.outstanding[e - 1].tsn);
         }
+        offsets_to_tsns(&blocks, cum, &mut self.tx.acked_ranges);
         match deferred_from {
-            None => offsets_to_tsns(&blocks, cum, &mut self.tx.acked_ranges),
+            None => self.tx.renege_deferred.clear(),
             Some(from) => {
+                // What this SACK omitted from `from` on stays acknowledged for now.
                 let kept: Vec<(usize, usize)> = before
                     .iter()
                     .filter(|r| r.1 >= from)
                     .map(|&(lo, hi)| (lo.max(from), hi))
                     .collect();
-                let all = ranges_union(&blocks, &kept);
-                offsets_to_tsns(&all, cum, &mut self.tx.acked_ranges);
+                offsets_to_tsns(&kept, cum, &mut self.tx.renege_deferred);
             }
         }
         d.blocks = blocks;
@@ -538,8 +544,9 @@ impl Association {
             if probe == tsn {
                 p.rtt_probe = None;
                 if tx_count == 1 {
-                    p.rtt.on_sample(now - sent);
-                    self.bufs.note_rtt(now - sent);
+                    let r = now - sent;
+                    p.rtt.on_sample(r);
+                    self.bufs.note_rtt(r);
                 }
             } else if tsn_gt(tsn, probe) {
                 // The probe itself was lost or retransmitted: take no sample this round.

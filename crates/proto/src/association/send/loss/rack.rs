@@ -133,7 +133,8 @@ impl RackState {
     /// bounds its path's round trip (a sample below the floor counts as the floor).
     pub(crate) fn on_delivered(&mut self, now: Instant, s: &Sent, b: RttBounds) {
         let rtt_bound = b.upper;
-        let rtt = now.saturating_duration_since(s.sent_at).max(b.floor);
+        let raw = now.saturating_duration_since(s.sent_at);
+        let rtt = raw.max(b.floor);
         if s.tx_count == 1 {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
             // §6.2 step 3: delivered below what was already delivered: reordering.
@@ -152,7 +153,7 @@ impl RackState {
         if s.tx_count > 1 {
             let orig_age = now.saturating_duration_since(s.first_sent_at);
             let ambiguous =
-                self.min_rtt.is_none_or(|m| rtt < m) || rtt_bound.is_none_or(|b| orig_age <= b);
+                self.min_rtt.is_none_or(|m| raw < m) || rtt_bound.is_none_or(|b| orig_age <= b);
             if ambiguous {
                 return;
             }

@@ -11,7 +11,8 @@
 //!
 //! First transmissions and retransmissions have their own queue: first transmissions are also
 //! in TSN order, so the first one above the last SACK's highest block ends their walk;
-//! retransmissions above it are passed over (not judged), at most [`SKIP_LIMIT`] per walk.
+//! retransmissions above it are passed over (not judged), at most [`SKIP_LIMIT`] per walk
+//! (then the reorder timer takes it up again).
 //! A chunk back in flight because the peer reneged on it (RFC 9260 §6.2.1) keeps its old
 //! transmission: it goes into a third list, a heap by `xmit`, walked the same way.
 
@@ -210,7 +211,8 @@ impl SendOrder {
         for (pi, q) in self.rtx.iter_mut().enumerate() {
             let before = xmit_on.get(pi).copied().unwrap_or(0);
             let fl = floor(pi);
-            let (mut j, mut skipped) = (0, 0);
+            let (mut j, mut passed) = (0, 0);
+            let mut stale = Stale::default();
             while let Some(&e) = q.get(j) {
                 self.visits += 1;
                 match live(tx, e) {
@@ -218,14 +220,22 @@ impl SendOrder {
                         q.pop_front();
                         continue;
                     }
-                    None => skipped += 1,
+                    None => {
+                        if stale.behind(q, tx) {
+                            // Compacted: start over (duplicates go at the end).
+                            (j, passed) = (0, 0);
+                            continue;
+                        }
+                    }
                     Some((_, s)) if s.xmit + 1 >= before => break,
                     Some((_, s)) if now.saturating_duration_since(s.sent_at) < fl => break,
-                    Some((i, _)) if i >= limit => skipped += 1,
+                    Some((i, _)) if i >= limit => {
+                        passed += 1;
+                        if passed > SKIP_LIMIT {
+                            break;
+                        }
+                    }
                     Some((i, _)) => out.push(i),
-                }
-                if skipped > SKIP_LIMIT {
-                    break;
                 }
                 j += 1;
             }
@@ -269,21 +279,35 @@ fn walk_heap(
     visits: &mut u64,
 ) -> Option<Instant> {
     let end_xmit = judge.end_xmit?;
+    // Live ones above the last SACK's blocks are passed over and put back.
+    let mut passed = Vec::new();
+    let mut found = None;
     while let Some(&Reverse(e)) = h.peek() {
         *visits += 1;
         if let Some((i, s)) = live(tx, e) {
-            if s.xmit >= end_xmit || i + 1 > judge.limit {
-                return None;
+            if s.xmit >= end_xmit {
+                break;
+            }
+            if i + 1 > judge.limit {
+                if passed.len() == SKIP_LIMIT {
+                    found = Some(now + judge.wait);
+                    break;
+                }
+                passed.push(Reverse(e));
+                h.pop();
+                continue;
             }
             let deadline = s.sent_at + judge.wait;
             if deadline > now {
-                return Some(deadline);
+                found = Some(deadline);
+                break;
             }
             lost.push((i, s.path));
         }
         h.pop();
     }
-    None
+    h.extend(passed);
+    found
 }
 
 fn walk_one(
@@ -299,7 +323,8 @@ fn walk_one(
     // Entries before `j` are kept (retransmissions passed over); those at the front that
     // are stale or found lost now (marking makes them stale) go.
     let mut j = 0;
-    let mut skipped = 0;
+    let mut passed = 0;
+    let mut stale = Stale::default();
     while let Some(&e) = q.get(j) {
         *visits += 1;
         if let Some((i, s)) = live(tx, e) {
@@ -313,9 +338,10 @@ fn walk_one(
                 if first {
                     return None;
                 }
-                skipped += 1;
-                if skipped > SKIP_LIMIT {
-                    return None;
+                passed += 1;
+                if passed > SKIP_LIMIT {
+                    // The rest is judged when the reorder timer fires or the next SACK comes.
+                    return Some(now + judge.wait);
                 }
                 j += 1;
                 continue;
@@ -328,16 +354,40 @@ fn walk_one(
         }
         if j == 0 {
             q.pop_front();
+        } else if stale.behind(q, tx) {
+            // Compacted: start over (what was found lost is found again, deduplicated).
+            j = 0;
+            passed = 0;
         } else {
-            // Behind one passed over: stale, or lost now and so stale by the next walk.
-            skipped += 1;
-            if skipped > SKIP_LIMIT {
-                return None;
-            }
             j += 1;
         }
     }
     None
+}
+
+/// Stale entries a walk met behind entries it keeps: past [`STALE_LIMIT`] the queue is
+/// compacted once, so they are not met again on every SACK (each compaction removes that
+/// many at least: amortised).
+#[derive(Default)]
+struct Stale {
+    seen: usize,
+    compacted: bool,
+}
+
+/// Stale entries a walk passes before it compacts its queue.
+const STALE_LIMIT: usize = 1024;
+
+impl Stale {
+    /// One more stale entry at `q[j]`, `j > 0`; whether the queue was compacted now.
+    fn behind(&mut self, q: &mut VecDeque<Entry>, tx: &SendQueue) -> bool {
+        self.seen += 1;
+        if self.seen <= STALE_LIMIT || self.compacted {
+            return false;
+        }
+        self.compacted = true;
+        q.retain(|&e| live(tx, e).is_some());
+        true
+    }
 }
 
 #[cfg(test)]
