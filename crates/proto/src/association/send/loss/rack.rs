@@ -268,6 +268,12 @@ impl LossDetector for Rack {
         let before = lost.len();
         for (i, (p, r)) in cx.paths.iter().zip(state.iter()).enumerate() {
             let Some(_) = r.xmit_ts else { continue };
+            if limit == 0 {
+                // No gap block: nothing can be judged (the loss-free case, kept cheap).
+                order.drop_acked(PathId(i as u16), tx);
+                cx.timers.set(Timer::Rack(PathId(i as u16)), None);
+                continue;
+            }
             let judge = Judge {
                 end_xmit: Some(r.end_xmit),
                 wait: r.rtt + r.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open),

@@ -135,6 +135,25 @@ impl SendOrder {
         }
     }
 
+    /// Drops the entries of `path` below the cumulative ack, at the front of its queues
+    /// (what a walk would pop first), without judging anything.
+    pub(crate) fn drop_acked(&mut self, path: PathId, tx: &SendQueue) {
+        let Some(front) = tx.outstanding.front().map(|s| s.seq) else {
+            return;
+        };
+        let i = path.0 as usize;
+        for qs in [&mut self.first, &mut self.rtx] {
+            if let Some(q) = qs.get_mut(i) {
+                while q.front().is_some_and(|&(_, seq)| seq < front) {
+                    q.pop_front();
+                }
+                if q.len() > 2 * tx.outstanding.len() + 64 {
+                    q.retain(|&e| live(tx, e).is_some());
+                }
+            }
+        }
+    }
+
     /// RACK_detect_loss over `path`'s chunks: appends the lost ones (queue index, path) to
     /// `lost` and returns the earliest deadline of those judged and not yet lost.
     pub(crate) fn walk(
