@@ -30,7 +30,7 @@ goodput() { # shape -> Mbit/s of a verified transfer next to that flood
     local f=$!
     sleep 0.5
     taskset -c 1 "$BRAID" perf client --bind $CLIENT --connect 127.0.0.1:$PORT --time "$DURATION" --json \
-        | python3 -c 'import json,sys; d=json.load(sys.stdin); print(f"{d[\"goodput_mbps\"]:.0f}" if d["ok"] else "failed")'
+        | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.0f" % d["goodput_mbps"] if d["ok"] else "failed")'
     wait $f || true
 }
 
