@@ -275,7 +275,7 @@ impl LossDetector for Rack {
                 continue;
             }
             let judge = Judge {
-                end_xmit: Some(r.end_xmit),
+                end_xmit: r.end_xmit,
                 wait: r.rtt + r.reo_wnd(p.rtt.srtt(), p.recovery != Recovery::Open),
                 limit,
             };

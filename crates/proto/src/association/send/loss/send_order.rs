@@ -53,7 +53,7 @@ pub(crate) struct SendOrder {
 /// What one path's walk needs to know of RACK's state.
 pub(crate) struct Judge {
     /// RACK.xmit_ts and RACK.end_seq: only chunks sent before it are judged.
-    pub(crate) end_xmit: Option<u64>,
+    pub(crate) end_xmit: u64,
     /// RACK.rtt + RACK.reo_wnd.
     pub(crate) wait: Duration,
     /// Queue index + 1 of the last SACK's highest block (0: none): only below it.
@@ -209,7 +209,7 @@ impl SendOrder {
         now: Instant,
         out: &mut Vec<usize>,
     ) {
-        for (pi, q) in self.first.iter_mut().enumerate() {
+        for q in &mut self.first {
             let mut j = 0;
             while let Some(&e) = q.get(j) {
                 self.visits += 1;
@@ -225,7 +225,6 @@ impl SendOrder {
                     }
                 }
             }
-            let _ = pi;
         }
         for (pi, q) in self.rtx.iter_mut().enumerate() {
             let before = xmit_on.get(pi).copied().unwrap_or(0);
@@ -297,7 +296,7 @@ fn walk_heap(
     lost: &mut Vec<(usize, PathId)>,
     visits: &mut u64,
 ) -> Option<Instant> {
-    let end_xmit = judge.end_xmit?;
+    let end_xmit = judge.end_xmit;
     // Live ones above the last SACK's blocks are passed over and put back.
     let mut passed = Vec::new();
     let mut found = None;
@@ -338,7 +337,7 @@ fn walk_one(
     lost: &mut Vec<(usize, PathId)>,
     visits: &mut u64,
 ) -> Option<Instant> {
-    let end_xmit = judge.end_xmit?;
+    let end_xmit = judge.end_xmit;
     // Entries before `j` are kept (retransmissions passed over); those at the front that
     // are stale or found lost now (marking makes them stale) go.
     let mut j = 0;
