@@ -145,6 +145,9 @@ pub struct LinkConfig {
     pub delay: Duration,
     /// Drop-tail capacity in packets, excluding the one being serialized.
     pub queue: usize,
+    /// Drop-tail capacity in bytes on the wire, excluding the packet being serialized
+    /// (`None`: packets only); a packet is dropped if either limit would be exceeded.
+    pub queue_bytes: Option<usize>,
     /// Largest packet carried (bytes on the wire); `None`: no limit.
     pub mtu: Option<usize>,
     /// Random loss.
@@ -174,6 +177,7 @@ impl LinkConfig {
             rate_bps,
             delay,
             queue,
+            queue_bytes: None,
             mtu: None,
             loss: LossModel::None,
             hiccup: None,
@@ -251,6 +255,9 @@ pub struct LinkStats {
     pub max_queue: usize,
     /// Time spent serializing.
     pub busy: Duration,
+    /// Sum over offered packets of the packets waiting when each arrived (their mean is the
+    /// queue an arriving packet sees).
+    pub queue_seen_sum: u64,
 }
 
 /// A packet held by a hiccup.
@@ -272,6 +279,10 @@ pub struct Link<P> {
     /// Spike draws.
     spike_rng: ChaCha8Rng,
     queue: VecDeque<P>,
+    /// Bytes waiting in `queue`.
+    queued_bytes: usize,
+    /// `seen[n]`: offered packets that found `n` waiting (for the queue's percentiles).
+    seen: Vec<u64>,
     in_service: Option<P>,
     /// Serialized packets on their way, with their arrival times (FIFO).
     pipe: VecDeque<(Instant, P)>,
@@ -319,6 +330,8 @@ impl<P: Packet> Link<P> {
             rng,
             spike_rng,
             queue: VecDeque::new(),
+            queued_bytes: 0,
+            seen: Vec::new(),
             in_service: None,
             pipe: VecDeque::new(),
             held: None,
@@ -342,6 +355,12 @@ impl<P: Packet> Link<P> {
     /// Packets waiting (not counting the one being serialized).
     pub fn queue_len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// How many offered packets found each queue length (index: packets waiting); with
+    /// [`LinkStats::queue_seen_sum`] the queue's mean and percentiles as arrivals see them.
+    pub fn queue_seen(&self) -> &[u64] {
+        &self.seen
     }
 
     /// The packet being serialized.
@@ -380,6 +399,12 @@ impl<P: Packet> Link<P> {
     /// A packet enters the link at `now`.
     pub fn offer(&mut self, now: Instant, p: P) -> Offer<P> {
         self.stats.offered += 1;
+        let waiting = self.queue.len();
+        self.stats.queue_seen_sum += waiting as u64;
+        if self.seen.len() <= waiting {
+            self.seen.resize(waiting + 1, 0);
+        }
+        self.seen[waiting] += 1;
         if self.is_down(now) {
             self.stats.drops_failure += 1;
             return Offer::Dropped(p, DropReason::Failure);
@@ -392,10 +417,13 @@ impl<P: Packet> Link<P> {
             let done = self.start(now, p);
             return Offer::Transmitting { done };
         }
-        if self.queue.len() >= self.cfg.queue {
+        if self.queue.len() >= self.cfg.queue
+            || (self.cfg.queue_bytes).is_some_and(|b| self.queued_bytes + p.wire_size() > b)
+        {
             self.stats.drops_queue += 1;
             return Offer::Dropped(p, DropReason::Queue);
         }
+        self.queued_bytes += p.wire_size();
         self.queue.push_back(p);
         self.stats.max_queue = self.stats.max_queue.max(self.queue.len());
         Offer::Queued
@@ -427,6 +455,7 @@ impl<P: Packet> Link<P> {
         }
         let mut next_done = None;
         while let Some(p) = self.queue.pop_front() {
+            self.queued_bytes -= p.wire_size();
             if self.is_down(now) {
                 self.stats.drops_failure += 1;
                 dropped.push((p, DropReason::Failure));

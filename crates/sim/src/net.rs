@@ -213,8 +213,9 @@ fn instant(d: std::time::Duration) -> Instant {
 }
 
 /// The forward link of a path, with every impairment the scenario gives it.
-fn forward_config(p: &PathSpec) -> LinkConfig {
+pub fn forward_config(p: &PathSpec) -> LinkConfig {
     let mut c = LinkConfig::new(p.rate.0, p.delay.0, p.queue);
+    c.queue_bytes = queue_bytes(p);
     c.mtu = Some(p.mtu);
     c.loss = match &p.gilbert {
         Some(g) => LossModel::Gilbert(GilbertElliott {
@@ -281,8 +282,9 @@ fn failures(p: &PathSpec) -> Vec<(Instant, Instant)> {
 }
 
 /// The reverse link of a path: same rate, delay, queue and MTU; reverse loss and failures.
-fn reverse_config(p: &PathSpec) -> LinkConfig {
+pub fn reverse_config(p: &PathSpec) -> LinkConfig {
     let mut c = LinkConfig::new(p.rate.0, p.delay.0, p.queue);
+    c.queue_bytes = queue_bytes(p);
     c.mtu = Some(p.mtu);
     if p.reverse_loss > 0.0 {
         c.loss = LossModel::Bernoulli(p.reverse_loss);
@@ -290,6 +292,11 @@ fn reverse_config(p: &PathSpec) -> LinkConfig {
     c.failures = failures(p);
     c.mtu_changes = mtu_changes(p);
     c
+}
+
+fn queue_bytes(p: &PathSpec) -> Option<usize> {
+    p.queue_bytes
+        .map(|b| usize::try_from(b.0).unwrap_or(usize::MAX))
 }
 
 fn mtu_changes(p: &PathSpec) -> Vec<(Instant, usize)> {

@@ -117,6 +117,10 @@ pub struct PathSpec {
     /// Drop-tail FIFO capacity in packets.
     #[serde(default = "default_queue")]
     pub queue: usize,
+    /// Drop-tail FIFO capacity in bytes on the wire, as well as `queue` packets (a packet
+    /// that would exceed either is dropped); unset: packets only.
+    #[serde(default)]
+    pub queue_bytes: Option<Size>,
     /// IP MTU in bytes; larger packets are dropped.
     #[serde(default = "default_mtu")]
     pub mtu: usize,
