@@ -2,7 +2,8 @@
 //!
 //! It exercises the wire codec (`demo`, `decode`), runs the simulator (`sim run`,
 //! `sim plot`, `sim pcap`, `sim bench`, `reproduce`), measures throughput over real sockets
-//! (`perf server`, `perf client`) and moves bytes like netcat (`nc`).
+//! (`perf server`, `perf client`), moves bytes like netcat (`nc`) and runs the testbed's
+//! link emulator (`testbed emulate`).
 
 mod bind;
 mod demo;
@@ -11,6 +12,7 @@ mod perf;
 mod progress;
 mod reproduce;
 mod sim;
+mod testbed;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +72,12 @@ enum Command {
         #[command(subcommand)]
         command: reproduce::ReproduceCommand,
     },
+    /// The real-kernel testbed: the link emulator (the simulator's link model on real
+    /// packets between network namespaces).
+    Testbed {
+        #[command(subcommand)]
+        command: testbed::TestbedCommand,
+    },
 }
 
 /// Installs the `tracing` subscriber that prints the core's and drivers' events on stderr.
@@ -102,6 +110,7 @@ fn main() -> ExitCode {
         Command::Perf { command } => perf::run(command),
         Command::Nc(args) => nc::run(args),
         Command::Reproduce { command } => reproduce::run(command),
+        Command::Testbed { command } => testbed::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
