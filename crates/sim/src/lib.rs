@@ -18,4 +18,5 @@ pub mod runner;
 pub mod scenario;
 pub mod stats;
 pub mod sweep;
+pub mod topology;
 pub mod units;

@@ -543,6 +543,16 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
             first: None,
         })
     };
+    if crate::topology::is_topology(s) {
+        // A topology's errors name the link or flow they are about.
+        let checked = crate::topology::plan(s).and_then(|p| run::validate_topology(s, &p));
+        if let Err(e) = checked {
+            let first = if s.flows.is_empty() { "link" } else { "flow" };
+            let message = e.to_string();
+            let message = message.strip_prefix("scenario: ").unwrap_or(&message);
+            return bad(vec![key(first)], first.into(), message.to_string());
+        }
+    }
     if s.seeds == 0 {
         return bad(
             vec![key("seeds")],
@@ -566,6 +576,9 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
                 s.warmup.0, s.duration.0
             ),
         );
+    }
+    if crate::topology::is_topology(s) {
+        return Ok(());
     }
     if s.paths.is_empty() {
         return bad(

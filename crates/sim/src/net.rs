@@ -160,7 +160,7 @@ impl Datagram {
             dst: none,
             payload: Bytes::new(),
             size,
-            route: 0,
+            route: NO_ROUTE,
             hop: 0,
             background: true,
             may_fragment: false,
@@ -169,6 +169,9 @@ impl Datagram {
         }
     }
 }
+
+/// The route of a path's cross traffic, which ends with the link it was offered to.
+pub const NO_ROUTE: u16 = u16::MAX;
 
 /// The links a datagram crosses and where it ends.
 #[derive(Debug, Clone)]
@@ -205,6 +208,11 @@ pub struct Topology {
     pub bottleneck: Option<PathLinks>,
     /// Cross-traffic sources and the link each feeds.
     pub background: Vec<(LinkId, BackgroundSource)>,
+    /// A topology scenario's unresponsive sources: the route each follows (its packets are
+    /// discarded at the route's end).
+    pub packet_routes: Vec<u16>,
+    /// A topology scenario's `[[link]]`s: the forward direction of each is link 2*j*.
+    pub topology_links: usize,
     by_dst: HashMap<IpAddr, u16>,
 }
 
@@ -320,8 +328,15 @@ impl Topology {
             paths: Vec::new(),
             bottleneck: None,
             background: Vec::new(),
+            packet_routes: Vec::new(),
+            topology_links: 0,
             by_dst: HashMap::new(),
         };
+        if crate::topology::is_topology(s) {
+            let plan = crate::topology::plan(s)?;
+            t.build_graph(s, &plan, seed)?;
+            return Ok(t);
+        }
         let add = |t: &mut Self, name: String, cfg: LinkConfig| -> LinkId {
             let id = t.links.len();
             t.links.push(Link::new(cfg, seed, id as u64 + 1));
@@ -394,6 +409,74 @@ impl Topology {
             }
         }
         Ok(t)
+    }
+
+    /// The links and routes of a topology scenario: link 2*j* and 2*j* + 1 are `[[link]]`
+    /// *j*'s two directions, then each Pareto on/off flow's extra-delay pair.
+    fn build_graph(
+        &mut self,
+        s: &Scenario,
+        plan: &crate::topology::Plan,
+        seed: u64,
+    ) -> Result<(), SimError> {
+        use crate::topology::flow_addr;
+        let add = |t: &mut Self, name: String, cfg: LinkConfig| -> LinkId {
+            let id = t.links.len();
+            t.links.push(Link::new(cfg, seed, id as u64 + 1));
+            t.link_names.push(name);
+            id
+        };
+        for l in &s.links {
+            add(self, l.name.clone(), forward_config(l));
+            add(self, format!("{}-reverse", l.name), reverse_config(l));
+        }
+        self.topology_links = s.links.len();
+        for (f, flow) in plan.flows.iter().enumerate() {
+            // Extra round trip of a Pareto on/off flow: a link of its own, fast and deep.
+            let extra = flow.onoff.map(|(_, d)| {
+                let cfg = LinkConfig::new(1e12, d, 1 << 20);
+                let fwd = add(self, format!("{}-access", flow.name), cfg.clone());
+                let rev = add(self, format!("{}-access-reverse", flow.name), cfg);
+                (fwd, rev)
+            });
+            for (i, r) in flow.routes.iter().enumerate() {
+                let mut fwd: Vec<LinkId> = extra.iter().map(|e| e.0).collect();
+                fwd.extend(r.iter().map(|h| h.id()));
+                let mut rev: Vec<LinkId> = r.iter().rev().map(|h| h.back().id()).collect();
+                rev.extend(extra.iter().map(|e| e.1));
+                let (sender, receiver) = (2 * f, 2 * f + 1);
+                let path = (f == 0).then_some(i);
+                self.add_route(flow_addr(f, i, false).ip(), fwd, receiver, path)?;
+                self.add_route(flow_addr(f, i, true).ip(), rev, sender, path)?;
+                if f == 0 {
+                    // The path's own links, for its metrics: the route's narrowest.
+                    let narrow = r
+                        .iter()
+                        .min_by(|a, b| {
+                            let rate = |h: &crate::topology::Hop| s.links[h.link].rate.0;
+                            rate(a).total_cmp(&rate(b))
+                        })
+                        .copied();
+                    if let Some(h) = narrow {
+                        self.paths.push(PathLinks {
+                            forward: h.id(),
+                            reverse: h.back().id(),
+                        });
+                    }
+                }
+            }
+        }
+        for src in &plan.packet_sources {
+            let id = u16::try_from(self.routes.len())
+                .map_err(|_| SimError::Scenario("too many routes".into()))?;
+            self.routes.push(Route {
+                links: src.route.iter().map(|h| h.id()).collect(),
+                to: HOST_A,
+                path: None,
+            });
+            self.packet_routes.push(id);
+        }
+        Ok(())
     }
 
     fn add_route(

@@ -30,7 +30,7 @@ use crate::engine::EventQueue;
 use crate::link::{DropReason, Offer};
 use crate::metrics::{Final, Metrics, SAMPLE_INTERVAL};
 use crate::net::{
-    DataCopy, Datagram, HOST_A, HOST_B, Host, HostId, LinkId, MAX_COMPETING, MAX_PATHS,
+    DataCopy, Datagram, HOST_A, HOST_B, Host, HostId, LinkId, MAX_COMPETING, MAX_PATHS, NO_ROUTE,
     RECEIVER_PORT, SENDER_PORT, Topology, a_addr, b_addr, competing_receiver_addr,
     competing_sender_addr, path_of,
 };
@@ -177,10 +177,52 @@ pub const SEQUENCE_HEADER: &str = "t_s,event,path,tsn,cwnd,ssthresh";
 /// The run ends at the scenario's duration, or as soon as every transfer completed when the
 /// measured traffic is only transfers and no competing flow runs.
 pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResult, SimError> {
+    if crate::topology::is_topology(scenario) {
+        let plan = crate::topology::plan(scenario)?;
+        validate_topology(scenario, &plan)?;
+        let mut w = World::new(&plan.flows[0].scenario, scenario, Some(&plan), opts)?;
+        w.run();
+        return w.finish(opts);
+    }
     validate(scenario)?;
-    let mut w = World::new(scenario, opts)?;
+    let mut w = World::new(scenario, scenario, None, opts)?;
     w.run();
     w.finish(opts)
+}
+
+/// Checks a topology scenario: the run's own keys, and each flow's association and
+/// traffic as [`validate`] checks a two-host scenario's.
+pub fn validate_topology(s: &Scenario, plan: &crate::topology::Plan) -> Result<(), SimError> {
+    if s.duration.0.is_zero() {
+        return Err(SimError::Scenario("duration must be positive".into()));
+    }
+    if s.warmup.0 >= s.duration.0 {
+        return Err(SimError::Scenario(
+            "warmup must be shorter than the duration".into(),
+        ));
+    }
+    if s.pcap.is_some() || s.sequence {
+        return Err(SimError::Scenario(
+            "pcap and sequence record one two-host path: not in a topology scenario".into(),
+        ));
+    }
+    for l in &s.links {
+        let mut one = Scenario {
+            paths: vec![l.clone()],
+            links: Vec::new(),
+            flows: Vec::new(),
+            cross: Vec::new(),
+            traffic: Vec::new(),
+            ..s.clone()
+        };
+        one.paths[0].from = None;
+        one.paths[0].to = None;
+        validate(&one).map_err(|e| SimError::Scenario(format!("link {}: {e}", l.name)))?;
+    }
+    for f in &plan.flows {
+        validate(&f.scenario).map_err(|e| SimError::Scenario(format!("flow {}: {e}", f.name)))?;
+    }
+    Ok(())
 }
 
 /// The performance scenario: one saturated association over one 20 Mbit/s, 10 ms path for
@@ -216,14 +258,20 @@ pub fn bench() -> Result<RunResult, SimError> {
     )
 }
 
-/// Checks what the types cannot.
+/// Checks what the types cannot (a topology scenario: see [`validate_topology`]).
 pub fn validate(s: &Scenario) -> Result<(), SimError> {
+    if crate::topology::is_topology(s) {
+        return validate_topology(s, &crate::topology::plan(s)?);
+    }
     let err = |m: String| Err(SimError::Scenario(m));
     if s.paths.is_empty() {
         return err("at least one [[path]] is needed".into());
     }
     if s.paths.len() > MAX_PATHS {
         return err(format!("at most {MAX_PATHS} paths"));
+    }
+    if s.paths.iter().any(|p| p.from.is_some() || p.to.is_some()) {
+        return err("`from` and `to` belong to a [[link]], not a [[path]]".into());
     }
     if s.duration.0.is_zero() {
         return err("duration must be positive".into());
@@ -640,7 +688,49 @@ enum Ev {
     Icmp(usize),
     /// The sender removes its path over simulated path `i` (`removed_at`).
     RemovePath(usize),
+    /// A topology flow stops writing (its `duration` is over).
+    FlowStop(usize),
+    /// A Pareto on/off flow starts a burst.
+    Burst(usize),
+    /// The next packet of a topology's unresponsive source.
+    Packet(usize),
 }
+
+/// A topology flow while it runs.
+#[derive(Debug, Default)]
+struct FlowRt {
+    /// When it connects.
+    start: Instant,
+    /// Bytes its receiving application read, in all and in the window.
+    delivered: u64,
+    window_bytes: u64,
+    /// Bytes read by the last time-series row.
+    series_bytes: u64,
+    /// When its transfer completed.
+    done: Option<Instant>,
+    /// A Pareto on/off flow: the bytes of all bursts started so far, and whether one runs.
+    burst_total: u64,
+    bursting: bool,
+    /// Sender's retransmissions at the warm-up.
+    rtx_at_warmup: u64,
+}
+
+/// What a topology run adds to the two-host machinery.
+struct GraphRt<'s> {
+    top: &'s Scenario,
+    plan: &'s crate::topology::Plan,
+    flows: Vec<FlowRt>,
+    /// Bursts, gaps and Poisson gaps.
+    rng: ChaCha8Rng,
+    /// Per `[[link]]`: its forward direction's counters and queue histogram at the warm-up.
+    links_at_warmup: Vec<(crate::link::LinkStats, Vec<u64>)>,
+}
+
+/// Header of a topology run's time series: one row per `[[flow]]` (`path` is the flow's
+/// name) with its sender's window summed over paths, its smoothed RTT averaged, and the
+/// goodput its receiving application saw since the row before.
+pub const FLOW_SERIES_HEADER: &str =
+    "t_s,path,cwnd,srtt_ms,flight_size,retransmissions,goodput_mbps";
 
 /// An ICMP "too big" on its way back to the host that sent the oversized packet.
 struct PendingIcmp {
@@ -697,6 +787,8 @@ struct World<'s> {
     a_start: Instant,
     /// A connection that failed after time 0 (reported when the run ends).
     connect_error: Option<SimError>,
+    /// A topology scenario's flows and cross traffic.
+    graph: Option<GraphRt<'s>>,
 }
 
 /// One host's trace files: `DIR/a-assoc-ID.jsonl` for host A, `b-…` for B, and so on; the
@@ -727,109 +819,127 @@ fn trace_files(
 }
 
 impl<'s> World<'s> {
-    fn new(s: &'s Scenario, opts: &RunOptions) -> Result<Self, SimError> {
-        let topo = Topology::build(s, opts.seed)?;
+    /// `s` is the measured association's scenario (a topology's first flow's), `top` the
+    /// whole scenario (the same for a two-host one).
+    fn new(
+        s: &'s Scenario,
+        top: &'s Scenario,
+        plan: Option<&'s crate::topology::Plan>,
+        opts: &RunOptions,
+    ) -> Result<Self, SimError> {
+        let topo = Topology::build(top, opts.seed)?;
         let cfg = association_config(s);
         let header = header_bytes(s);
         let mut seeder = ChaCha8Rng::seed_from_u64(opts.seed);
         seeder.set_stream(1 << 40);
+        let endpoint_with =
+            |cfg: &AssociationConfig, seeder: &mut ChaCha8Rng, port: u16, listen: bool| {
+                Endpoint::try_new(
+                    EndpointConfig {
+                        port,
+                        listen,
+                        association: cfg.clone(),
+                        ..EndpointConfig::default()
+                    },
+                    seeder.next_u64(),
+                )
+                .map_err(SimError::Config)
+            };
         let endpoint = |seeder: &mut ChaCha8Rng, port: u16, listen: bool| {
-            Endpoint::try_new(
-                EndpointConfig {
-                    port,
-                    listen,
-                    association: cfg.clone(),
-                    ..EndpointConfig::default()
-                },
-                seeder.next_u64(),
-            )
-            .map_err(SimError::Config)
+            endpoint_with(&cfg, seeder, port, listen)
         };
+
         let n = s.paths.len();
-        let mut a = Host::new(
-            endpoint(&mut seeder, SENDER_PORT, false)?,
-            (0..n).map(a_addr).collect(),
-            0,
-        );
-        let mut b = Host::new(
-            endpoint(&mut seeder, RECEIVER_PORT, true)?,
-            (0..n).map(b_addr).collect(),
-            0,
-        );
-        // Multi-homed hosts: INIT and INIT-ACK list every interface, one path per pair.
-        if n > 1 {
-            a.ep.set_local_addresses((0..n).map(a_addr).collect());
-            b.ep.set_local_addresses((0..n).map(b_addr).collect());
-        }
-        let specs: Vec<TrafficSpec> = if s.traffic.is_empty() {
-            vec![TrafficSpec::Saturated {
-                streams: 1,
-                message_size: 1452,
-                unordered: false,
-                sender_queue_info: false,
-                sqinfo_policy: SqinfoPolicy::default(),
-                timestamp_message_size: None,
-            }]
-        } else {
-            traffic(s)
-        };
-        let mut first = 0u16;
-        for t in &specs {
-            let src = Source::from_spec(t, first);
-            first = first.saturating_add(src.streams);
-            a.sources.push(src);
-        }
-        b.sink = Some(Sink::new(&a.sources));
-        let stop_on_transfers = a
-            .sources
-            .iter()
-            .all(|s| matches!(s.kind, SourceKind::Transfer { .. }))
-            && s.bottleneck.as_ref().is_none_or(|b| b.competing_flows == 0);
-        // Start times come from their own stream of the seed: the endpoints' seeds, and so
-        // every run without `start_jitter`, stay as they were.
-        let mut starts = ChaCha8Rng::seed_from_u64(opts.seed);
-        starts.set_stream(1 << 41);
-        let mut start = || {
-            let j = s.start_jitter.0;
-            if j.is_zero() {
-                Instant::ZERO
+        let (hosts, connects, a_start, stop_on_transfers, competing, graph) =
+            if let Some(plan) = plan {
+                topology_hosts(top, plan, opts.seed, &endpoint_with, &mut seeder)?
             } else {
-                Instant::from_duration(j.mul_f64(crate::link::uniform(&mut starts)))
-            }
-        };
-        let a_start = start();
-        let mut connects = vec![(HOST_A, a_start, a_addr(0), b_addr(0))];
-        let mut hosts = vec![a, b];
-        let competing = s.bottleneck.as_ref().map_or(0, |b| b.competing_flows);
-        // A competing sender fills whole packets of the first path's MTU.
-        let full = s.paths[0]
-            .mtu
-            .saturating_sub(header + braid_wire::COMMON_HEADER_LEN + DATA_HEADER_LEN)
-            .max(1);
-        for k in 0..competing {
-            let flow = u16::try_from(k + 1).unwrap_or(u16::MAX);
-            let mut c = Host::new(
-                endpoint(&mut seeder, SENDER_PORT, false)?,
-                vec![competing_sender_addr(k)],
-                flow,
-            );
-            let mut d = Host::new(
-                endpoint(&mut seeder, RECEIVER_PORT, true)?,
-                vec![competing_receiver_addr(k)],
-                flow,
-            );
-            c.sources
-                .push(Source::new(SourceKind::Saturated, 0, 1, full, false));
-            d.sink = Some(Sink::default());
-            connects.push((
-                hosts.len(),
-                start(),
-                competing_sender_addr(k),
-                competing_receiver_addr(k),
-            ));
-            hosts.push(c);
-            hosts.push(d);
-        }
+                let mut a = Host::new(
+                    endpoint(&mut seeder, SENDER_PORT, false)?,
+                    (0..n).map(a_addr).collect(),
+                    0,
+                );
+                let mut b = Host::new(
+                    endpoint(&mut seeder, RECEIVER_PORT, true)?,
+                    (0..n).map(b_addr).collect(),
+                    0,
+                );
+                // Multi-homed hosts: INIT and INIT-ACK list every interface, one path per pair.
+                if n > 1 {
+                    a.ep.set_local_addresses((0..n).map(a_addr).collect());
+                    b.ep.set_local_addresses((0..n).map(b_addr).collect());
+                }
+                let specs: Vec<TrafficSpec> = if s.traffic.is_empty() {
+                    vec![TrafficSpec::Saturated {
+                        streams: 1,
+                        message_size: 1452,
+                        unordered: false,
+                        sender_queue_info: false,
+                        sqinfo_policy: SqinfoPolicy::default(),
+                        timestamp_message_size: None,
+                    }]
+                } else {
+                    traffic(s)
+                };
+                let mut first = 0u16;
+                for t in &specs {
+                    let src = Source::from_spec(t, first);
+                    first = first.saturating_add(src.streams);
+                    a.sources.push(src);
+                }
+                b.sink = Some(Sink::new(&a.sources));
+                let stop_on_transfers = a
+                    .sources
+                    .iter()
+                    .all(|s| matches!(s.kind, SourceKind::Transfer { .. }))
+                    && s.bottleneck.as_ref().is_none_or(|b| b.competing_flows == 0);
+                // Start times come from their own stream of the seed: the endpoints' seeds, and so
+                // every run without `start_jitter`, stay as they were.
+                let mut starts = ChaCha8Rng::seed_from_u64(opts.seed);
+                starts.set_stream(1 << 41);
+                let mut start = || {
+                    let j = s.start_jitter.0;
+                    if j.is_zero() {
+                        Instant::ZERO
+                    } else {
+                        Instant::from_duration(j.mul_f64(crate::link::uniform(&mut starts)))
+                    }
+                };
+                let a_start = start();
+                let mut connects = vec![(HOST_A, a_start, a_addr(0), b_addr(0))];
+                let mut hosts = vec![a, b];
+                let competing = s.bottleneck.as_ref().map_or(0, |b| b.competing_flows);
+                // A competing sender fills whole packets of the first path's MTU.
+                let full = s.paths[0]
+                    .mtu
+                    .saturating_sub(header + braid_wire::COMMON_HEADER_LEN + DATA_HEADER_LEN)
+                    .max(1);
+                for k in 0..competing {
+                    let flow = u16::try_from(k + 1).unwrap_or(u16::MAX);
+                    let mut c = Host::new(
+                        endpoint(&mut seeder, SENDER_PORT, false)?,
+                        vec![competing_sender_addr(k)],
+                        flow,
+                    );
+                    let mut d = Host::new(
+                        endpoint(&mut seeder, RECEIVER_PORT, true)?,
+                        vec![competing_receiver_addr(k)],
+                        flow,
+                    );
+                    c.sources
+                        .push(Source::new(SourceKind::Saturated, 0, 1, full, false));
+                    d.sink = Some(Sink::default());
+                    connects.push((
+                        hosts.len(),
+                        start(),
+                        competing_sender_addr(k),
+                        competing_receiver_addr(k),
+                    ));
+                    hosts.push(c);
+                    hosts.push(d);
+                }
+                (hosts, connects, a_start, stop_on_transfers, competing, None)
+            };
         let warmup = Instant::from_duration(s.warmup.0);
         let pcap = match (&s.pcap, &opts.pcap) {
             (Some(p), Some(file)) => {
@@ -868,7 +978,11 @@ impl<'s> World<'s> {
             Vec::new()
         };
         let series = (s.timeseries.is_some() && opts.timeseries.is_some()).then(|| {
-            let mut t = String::from(TIMESERIES_HEADER);
+            let mut t = String::from(if plan.is_some() {
+                FLOW_SERIES_HEADER
+            } else {
+                TIMESERIES_HEADER
+            });
             t.push('\n');
             t
         });
@@ -909,6 +1023,7 @@ impl<'s> World<'s> {
             connects,
             a_start,
             connect_error: None,
+            graph,
         };
         let now: Vec<HostId> = w
             .connects
@@ -962,6 +1077,7 @@ impl<'s> World<'s> {
                 self.q.schedule(t, Ev::Tick(i));
             }
         }
+        self.schedule_topology();
         for h in 0..self.hosts.len() {
             self.service(h);
         }
@@ -1012,6 +1128,11 @@ impl<'s> World<'s> {
                     }
                     self.service(h);
                 }
+                Ev::FlowStop(f) => {
+                    self.hosts[2 * f].sources.clear();
+                }
+                Ev::Burst(f) => self.burst(f),
+                Ev::Packet(i) => self.cross_packet(i),
                 Ev::Tick(i) => {
                     if let Some(next) = self.hosts[HOST_A].sources[i].tick(now) {
                         self.q.schedule(next, Ev::Tick(i));
@@ -1022,6 +1143,7 @@ impl<'s> World<'s> {
                     let links = self.topo.links.iter().map(|l| *l.stats()).collect();
                     let a = assoc(&self.hosts[HOST_A]);
                     self.metrics.snapshot_warmup(a, links);
+                    self.topology_warmup();
                 }
                 Ev::Sample => {
                     let a = assoc(&self.hosts[HOST_A]);
@@ -1030,7 +1152,11 @@ impl<'s> World<'s> {
                     self.q.schedule(now + SAMPLE_INTERVAL, Ev::Sample);
                 }
                 Ev::Series => {
-                    self.series_rows();
+                    if self.graph.is_some() {
+                        self.flow_series_rows();
+                    } else {
+                        self.series_rows();
+                    }
                     if let Some(d) = self.s.timeseries {
                         self.q.schedule(now + d.0, Ev::Series);
                     }
@@ -1045,6 +1171,247 @@ impl<'s> World<'s> {
         if !self.stopped {
             self.end = self.end.min(Instant::from_duration(self.s.duration.0));
         }
+    }
+
+    /// A topology run's own events: flows that stop, first bursts, first packets.
+    fn schedule_topology(&mut self) {
+        let Some(g) = &mut self.graph else {
+            return;
+        };
+        for (f, fp) in g.plan.flows.iter().enumerate() {
+            let start = g.flows[f].start;
+            if let Some(d) = fp.duration {
+                self.q.schedule(start + d, Ev::FlowStop(f));
+            }
+            if let Some((k, _)) = fp.onoff {
+                // A random phase: the first burst after one idle gap.
+                let o = &g.plan.onoff[k];
+                let gap = o.gap_mean.as_secs_f64();
+                let u = crate::link::uniform(&mut g.rng);
+                let first = crate::topology::pareto(gap, o.gap_shape, u);
+                self.q
+                    .schedule(start + Duration::from_secs_f64(first), Ev::Burst(f));
+            }
+        }
+        for i in 0..g.plan.packet_sources.len() {
+            self.q.schedule(Instant::ZERO, Ev::Packet(i));
+        }
+    }
+
+    /// Pareto on/off flow `f` starts a burst: its transfer grows by a Pareto-sized amount.
+    fn burst(&mut self, f: usize) {
+        let Some(g) = &mut self.graph else {
+            return;
+        };
+        let Some((k, _)) = g.plan.flows[f].onoff else {
+            return;
+        };
+        let o = &g.plan.onoff[k];
+        let u = crate::link::uniform(&mut g.rng);
+        let size = crate::topology::pareto(o.size_mean, o.size_shape, u).ceil() as u64;
+        let rt = &mut g.flows[f];
+        rt.burst_total += size.max(1);
+        rt.bursting = true;
+        let total = rt.burst_total;
+        for src in &mut self.hosts[2 * f].sources {
+            src.kind = SourceKind::Transfer { total };
+        }
+        self.service(2 * f);
+    }
+
+    /// Topology flow `f`'s receiving application read `bytes` at `now`.
+    fn on_flow_delivery(&mut self, f: usize, bytes: usize, done: bool) {
+        let now = self.q.now();
+        let counts = self.metrics.counts(now);
+        let Some(g) = &mut self.graph else {
+            return;
+        };
+        let rt = &mut g.flows[f];
+        rt.delivered += bytes as u64;
+        if counts {
+            rt.window_bytes += bytes as u64;
+        }
+        if done && rt.done.is_none() && g.plan.flows[f].onoff.is_none() {
+            rt.done = Some(now);
+        }
+        if rt.bursting && rt.delivered >= rt.burst_total {
+            rt.bursting = false;
+            if let Some((k, _)) = g.plan.flows[f].onoff {
+                let o = &g.plan.onoff[k];
+                let u = crate::link::uniform(&mut g.rng);
+                let gap = crate::topology::pareto(o.gap_mean.as_secs_f64(), o.gap_shape, u);
+                self.q
+                    .schedule(now + Duration::from_secs_f64(gap), Ev::Burst(f));
+            }
+        }
+    }
+
+    /// The start of the window in a topology run: each link's and flow's counters.
+    fn topology_warmup(&mut self) {
+        let Some(g) = &mut self.graph else {
+            return;
+        };
+        g.links_at_warmup = (0..self.topo.topology_links)
+            .map(|j| {
+                let l = &self.topo.links[2 * j];
+                (*l.stats(), l.queue_seen().to_vec())
+            })
+            .collect();
+        for (f, rt) in g.flows.iter_mut().enumerate() {
+            rt.rtx_at_warmup = assoc(&self.hosts[2 * f]).map_or(0, retransmissions);
+        }
+    }
+
+    /// One time-series row per `[[flow]]` of a topology run ([`FLOW_SERIES_HEADER`]).
+    fn flow_series_rows(&mut self) {
+        let now = self.q.now();
+        let (Some(out), Some(g)) = (&mut self.series, &mut self.graph) else {
+            return;
+        };
+        let interval = self.s.timeseries.map_or(0.0, |d| d.0.as_secs_f64());
+        for f in 0..g.top.flows.len() {
+            let rt = &mut g.flows[f];
+            let bytes = rt.delivered - rt.series_bytes;
+            rt.series_bytes = rt.delivered;
+            let Some(a) = assoc(&self.hosts[2 * f]) else {
+                continue;
+            };
+            let paths = a.paths();
+            let cwnd: usize = paths.iter().map(|p| p.cwnd).sum();
+            let flight: usize = paths.iter().map(|p| p.flight_size).sum();
+            let srtts: Vec<f64> = (paths.iter())
+                .filter_map(|p| p.srtt.map(|d| d.as_secs_f64() * 1e3))
+                .collect();
+            let srtt = if srtts.is_empty() {
+                String::new()
+            } else {
+                format!("{:.3}", srtts.iter().sum::<f64>() / srtts.len() as f64)
+            };
+            let goodput = if interval > 0.0 && now > Instant::ZERO {
+                format!("{:.4}", bytes as f64 * 8.0 / interval / 1e6)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "{:.6},{},{cwnd},{srtt},{flight},{},{goodput}",
+                now.since_epoch().as_secs_f64(),
+                g.plan.flows[f].name,
+                retransmissions(a),
+            );
+        }
+    }
+
+    /// A topology run's metrics: per flow, per cross-traffic source, per link, and Jain's
+    /// index.
+    fn topology_metrics(&self, m: &mut BTreeMap<String, f64>) {
+        let Some(g) = &self.graph else {
+            return;
+        };
+        let warmup = Instant::from_duration(self.s.warmup.0);
+        let secs = (self.end - warmup).as_secs_f64();
+        let mbps = |b: u64| {
+            if secs > 0.0 {
+                b as f64 * 8.0 / secs / 1e6
+            } else {
+                f64::NAN
+            }
+        };
+        let mut cross: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut errors = 0u64;
+        for (f, fp) in g.plan.flows.iter().enumerate() {
+            let rt = &g.flows[f];
+            if let Some((k, _)) = fp.onoff {
+                *cross.entry(g.plan.onoff[k].name.as_str()).or_default() += rt.window_bytes;
+                continue;
+            }
+            let p = format!("flow_{}_", fp.name);
+            m.insert(format!("{p}goodput_mbps"), mbps(rt.window_bytes));
+            m.insert(format!("{p}start_s"), rt.start.since_epoch().as_secs_f64());
+            if fp
+                .scenario
+                .traffic
+                .iter()
+                .any(|t| matches!(t, TrafficSpec::Transfer { .. }))
+            {
+                m.insert(
+                    format!("{p}fct_s"),
+                    rt.done.map_or(f64::NAN, |d| (d - rt.start).as_secs_f64()),
+                );
+            }
+            let rtx = assoc(&self.hosts[2 * f]).map_or(0, retransmissions);
+            m.insert(
+                format!("{p}retransmissions"),
+                rtx.saturating_sub(rt.rtx_at_warmup) as f64,
+            );
+            if let Some(sink) = &self.hosts[2 * f + 1].sink {
+                let e = sink.missing + sink.duplicated + sink.corrupt;
+                m.insert(format!("{p}app_errors"), e as f64);
+                errors += e;
+            }
+        }
+        m.insert("flows_app_errors".into(), errors as f64);
+        for (name, bytes) in cross {
+            m.insert(format!("cross_{name}_goodput_mbps"), mbps(bytes));
+        }
+        let shares: Vec<f64> = (g.plan.fairness.iter())
+            .map(|&f| mbps(g.flows[f].window_bytes))
+            .collect();
+        m.insert("jain_fairness".into(), crate::topology::jain(&shares));
+        for (j, spec) in g.top.links.iter().enumerate() {
+            let link = &self.topo.links[2 * j];
+            let (e, seen) = (link.stats(), link.queue_seen());
+            let (b, seen0) = g.links_at_warmup.get(j).cloned().unwrap_or_default();
+            let offered = e.offered - b.offered;
+            let drops = (e.drops_queue + e.drops_loss + e.drops_mtu + e.drops_failure)
+                - (b.drops_queue + b.drops_loss + b.drops_mtu + b.drops_failure);
+            let p = format!("bottleneck_{}_", spec.name);
+            let busy = e.busy.saturating_sub(b.busy).as_secs_f64();
+            m.insert(format!("{p}utilisation"), busy / secs.max(1e-9));
+            let ratio = |a: f64, b: u64| if b > 0 { a / b as f64 } else { f64::NAN };
+            m.insert(
+                format!("{p}queue_mean"),
+                ratio((e.queue_seen_sum - b.queue_seen_sum) as f64, offered),
+            );
+            // The 99th percentile of the queue arrivals in the window found (nearest rank).
+            let counts: Vec<u64> = (0..seen.len())
+                .map(|n| seen[n] - seen0.get(n).copied().unwrap_or(0))
+                .collect();
+            let total: u64 = counts.iter().sum();
+            let rank = (total as f64 * 0.99).ceil() as u64;
+            let mut acc = 0;
+            let p99 = counts.iter().position(|&c| {
+                acc += c;
+                acc >= rank.max(1)
+            });
+            m.insert(format!("{p}queue_p99"), p99.map_or(f64::NAN, |n| n as f64));
+            m.insert(format!("{p}drops"), drops as f64);
+            m.insert(format!("{p}loss"), ratio(drops as f64, offered));
+        }
+    }
+
+    /// Unresponsive source `i` sends a packet along its route, and schedules the next.
+    fn cross_packet(&mut self, i: usize) {
+        let now = self.q.now();
+        let Some(g) = &mut self.graph else {
+            return;
+        };
+        let src = &g.plan.packet_sources[i];
+        let spacing = crate::link::serialization_time(src.packet_size, src.rate_bps)
+            .max(Duration::from_nanos(1));
+        let next = if src.poisson {
+            // Exponential gaps with the mean spacing.
+            let u = crate::link::uniform(&mut g.rng);
+            spacing.mul_f64(-(1.0 - u).ln())
+        } else {
+            spacing
+        };
+        let route = self.topo.packet_routes[i];
+        let mut d = Datagram::background(src.packet_size);
+        d.route = route;
+        self.q.schedule(now + next, Ev::Packet(i));
+        let l = self.topo.routes[usize::from(route)].links[0];
+        self.offer(l, d);
     }
 
     /// The sender removes its path(s) over simulated path `i`; a refusal (the last
@@ -1157,13 +1524,15 @@ impl<'s> World<'s> {
 
     /// A datagram left a link: on to the next one, or to its host.
     fn forward(&mut self, mut d: Datagram) {
-        if d.background {
+        if d.background && d.route == NO_ROUTE {
             return;
         }
         let route = &self.topo.routes[usize::from(d.route)];
         d.hop += 1;
         match route.links.get(usize::from(d.hop)) {
             Some(&l) => self.offer(l, d),
+            // A topology's cross traffic ends with its route.
+            None if d.background => {}
             None => {
                 let (to, path) = (route.to, route.path);
                 self.deliver(to, path, d);
@@ -1327,14 +1696,21 @@ impl<'s> World<'s> {
                     while a.recv().is_some() {}
                     return;
                 };
+                let mut read = 0;
                 while let Some(m) = a.recv() {
                     let d = sink.on_message(now, &m);
+                    read += d.bytes;
                     if flow == 0 {
                         self.metrics.on_delivery(now, &d);
                     } else {
                         self.metrics
                             .on_competing_delivery(now, usize::from(flow - 1), d.bytes);
                     }
+                }
+                let done = sink.transfers_done().is_some();
+                if self.graph.is_some() {
+                    self.on_flow_delivery(usize::from(flow), read, done);
+                    return;
                 }
                 if flow == 0 && self.stop_on_transfers && sink.transfers_done().is_some() {
                     self.stopped = true;
@@ -1500,6 +1876,8 @@ impl<'s> World<'s> {
                 source,
             })?;
         }
+        let mut topology = BTreeMap::new();
+        self.topology_metrics(&mut topology);
         let transfer = self.hosts[HOST_B]
             .sink
             .as_ref()
@@ -1530,12 +1908,20 @@ impl<'s> World<'s> {
             app_corrupt: self.hosts[HOST_B].sink.as_ref().map_or(0, |s| s.corrupt),
         };
         let metrics = self.metrics.finish(f);
+        let metrics = metrics.into_iter().chain(topology).collect();
         Ok(RunResult {
             metrics,
             events: self.q.processed(),
             simulated: self.end.since_epoch(),
         })
     }
+}
+
+/// Retransmissions an association's sender made on all its paths, removed ones included.
+fn retransmissions(a: &Association) -> u64 {
+    (a.paths().iter().chain(a.removed_paths().iter()))
+        .map(|p| p.stats.retransmissions)
+        .sum()
 }
 
 fn assoc(h: &Host) -> Option<&Association> {
@@ -1610,4 +1996,100 @@ fn sack_cum_tsn(p: &Bytes) -> Option<u32> {
         }
     }
     None
+}
+
+/// What [`World::new`] sets up per host: the hosts, the connections to make, when the
+/// measured association starts, whether the run stops when its transfers complete, the
+/// number of competing flows, and a topology run's state.
+type HostsSetup<'s> = (
+    Vec<Host>,
+    Vec<(HostId, Instant, SocketAddr, SocketAddr)>,
+    Instant,
+    bool,
+    u32,
+    Option<GraphRt<'s>>,
+);
+
+/// The hosts of a topology scenario: flow *f*'s sender is host 2*f*, its receiver 2*f* + 1,
+/// each with the flow's association settings and one interface per route.
+fn topology_hosts<'s, F>(
+    top: &'s Scenario,
+    plan: &'s crate::topology::Plan,
+    seed: u64,
+    endpoint_with: &F,
+    seeder: &mut ChaCha8Rng,
+) -> Result<HostsSetup<'s>, SimError>
+where
+    F: Fn(&AssociationConfig, &mut ChaCha8Rng, u16, bool) -> Result<Endpoint, SimError>,
+{
+    use crate::scenario::StartSpec;
+    use crate::topology::flow_addr;
+    let mut starts = ChaCha8Rng::seed_from_u64(seed);
+    starts.set_stream(1 << 41);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(1 << 42);
+    let mut hosts = Vec::with_capacity(2 * plan.flows.len());
+    let mut connects = Vec::with_capacity(plan.flows.len());
+    let mut flows = Vec::with_capacity(plan.flows.len());
+    for (f, fp) in plan.flows.iter().enumerate() {
+        let cfg = association_config(&fp.scenario);
+        let n = fp.routes.len();
+        let flow = u16::try_from(f).unwrap_or(u16::MAX);
+        let mut a = Host::new(
+            endpoint_with(&cfg, seeder, SENDER_PORT, false)?,
+            (0..n).map(|i| flow_addr(f, i, true)).collect(),
+            flow,
+        );
+        let mut b = Host::new(
+            endpoint_with(&cfg, seeder, RECEIVER_PORT, true)?,
+            (0..n).map(|i| flow_addr(f, i, false)).collect(),
+            flow,
+        );
+        if n > 1 {
+            a.ep.set_local_addresses(a.addrs.clone());
+            b.ep.set_local_addresses(b.addrs.clone());
+        }
+        let mut first = 0u16;
+        for t in &traffic(&fp.scenario) {
+            let mut src = Source::from_spec(t, first);
+            if fp.onoff.is_some() {
+                // Bursts raise the total as they start.
+                src.kind = SourceKind::Transfer { total: 0 };
+            }
+            first = first.saturating_add(src.streams);
+            a.sources.push(src);
+        }
+        b.sink = Some(Sink::new(&a.sources));
+        let jitter = |starts: &mut ChaCha8Rng| {
+            let j = top.start_jitter.0;
+            if j.is_zero() {
+                Duration::ZERO
+            } else {
+                j.mul_f64(crate::link::uniform(starts))
+            }
+        };
+        let at = match fp.start {
+            StartSpec::At(t) => t.0 + jitter(&mut starts),
+            StartSpec::Window([lo, hi]) => {
+                lo.0 + (hi.0 - lo.0).mul_f64(crate::link::uniform(&mut starts))
+            }
+        };
+        let start = Instant::from_duration(at);
+        connects.push((2 * f, start, flow_addr(f, 0, true), flow_addr(f, 0, false)));
+        flows.push(FlowRt {
+            start,
+            ..FlowRt::default()
+        });
+        hosts.push(a);
+        hosts.push(b);
+    }
+    let a_start = flows[0].start;
+    let graph = GraphRt {
+        top,
+        plan,
+        flows,
+        rng,
+        links_at_warmup: Vec::new(),
+    };
+    Ok((hosts, connects, a_start, false, 0, Some(graph)))
 }

@@ -36,9 +36,28 @@ pub struct Scenario {
     /// directly, as in the papers' setups.
     #[serde(default)]
     pub udp: bool,
-    /// The paths between the two hosts; path *i* joins interface *i* of each host.
-    #[serde(rename = "path")]
+    /// The paths between the two hosts; path *i* joins interface *i* of each host. Not in a
+    /// topology scenario (one with `[[link]]`s and `[[flow]]`s), where the first flow's
+    /// routes are its paths.
+    #[serde(rename = "path", default)]
     pub paths: Vec<PathSpec>,
+    /// A topology's links: each joins node `from` to node `to` with the keys of a `[[path]]`
+    /// (its forward direction `from`→`to`, its reverse `to`→`from`); nodes are named by the
+    /// links, and every node can be a flow's end or a router (crate::topology).
+    #[serde(rename = "link", default)]
+    pub links: Vec<PathSpec>,
+    /// A topology's flows: associations (braid or TCP-like) between nodes; the first is the
+    /// measured association (the unprefixed metrics), every one has `flow_{NAME}_` metrics.
+    #[serde(rename = "flow", default)]
+    pub flows: Vec<FlowSpec>,
+    /// A topology's cross traffic: unresponsive constant-rate or Poisson packet sources, and
+    /// heavy-tailed on/off TCP-like flows that react to congestion.
+    #[serde(rename = "cross", default)]
+    pub cross: Vec<CrossSpec>,
+    /// Flows whose goodputs Jain's fairness index covers (`jain_fairness`); unset: every
+    /// `[[flow]]`.
+    #[serde(default)]
+    pub fairness: Option<Vec<String>>,
     /// A bottleneck shared by every path (dumbbell topology); none: independent paths.
     #[serde(default)]
     pub bottleneck: Option<BottleneckSpec>,
@@ -110,6 +129,12 @@ fn default_mtu() -> usize {
 pub struct PathSpec {
     /// Name used in metrics (`path_{name}_...`) and sweep keys (`path.{name}.delay`).
     pub name: String,
+    /// A `[[link]]`'s first node (its forward direction leaves it); not in a `[[path]]`.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// A `[[link]]`'s second node; not in a `[[path]]`.
+    #[serde(default)]
+    pub to: Option<String>,
     /// Link rate.
     pub rate: Rate,
     /// One-way propagation delay.
@@ -624,4 +649,131 @@ pub struct PcapSpec {
     /// Capture the reverse link instead of the forward one.
     #[serde(default)]
     pub reverse: bool,
+}
+
+/// What a topology flow runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    /// A braid association with the flow's settings (braid's defaults where unset).
+    #[default]
+    Braid,
+    /// The competitor the papers use, built from braid's core with TCP's settings where
+    /// unset: one path, no NR-SACK, no I-DATA, a SACK every second packet or after 40 ms
+    /// (Linux's minimum delayed-ACK timeout), no heartbeats, no Max.Burst, messages that fill
+    /// a packet (crate::topology documents what it departs from in Linux TCP).
+    Tcp,
+}
+
+/// When a flow starts: at a time, or at a time drawn uniformly from a window with the
+/// run's seed.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum StartSpec {
+    /// `start = "2s"`.
+    At(Dur),
+    /// `start = ["0s", "2s"]`.
+    Window([Dur; 2]),
+}
+
+/// One flow of a topology scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Name used in metrics (`flow_{name}_goodput_mbps`).
+    pub name: String,
+    /// `braid` (default) or `tcp`.
+    #[serde(default)]
+    pub kind: FlowKind,
+    /// The sending node.
+    pub from: String,
+    /// The receiving node.
+    pub to: String,
+    /// The flow's paths, each a list of nodes from `from` to `to` (a multipath association
+    /// gets one path per route); unset: the route with the fewest links.
+    #[serde(default)]
+    pub routes: Vec<Vec<String>>,
+    /// When it connects (default: at 0).
+    #[serde(default)]
+    pub start: Option<StartSpec>,
+    /// Sends this many bytes and stops (its completion time is `flow_{name}_fct_s`); unset:
+    /// saturated.
+    #[serde(default)]
+    pub bytes: Option<Size>,
+    /// Stops writing this long after it starts; unset: saturated to the end.
+    #[serde(default)]
+    pub duration: Option<Dur>,
+    /// Message size; unset: 1452 bytes for braid, a full packet for `tcp`.
+    #[serde(default)]
+    pub message_size: Option<usize>,
+    /// Streams, written round-robin (default 1).
+    #[serde(default)]
+    pub streams: Option<u16>,
+    /// Congestion control (shorthand for `association.cc`).
+    #[serde(default)]
+    pub cc: Option<CongestionControl>,
+    /// The flow's association settings; unset keys keep braid's defaults (or TCP's, for
+    /// `kind = "tcp"`).
+    #[serde(default)]
+    pub association: AssociationSpec,
+}
+
+/// What a cross-traffic source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrossKind {
+    /// Unresponsive packets at a constant rate.
+    Constant,
+    /// Unresponsive packets with exponential gaps (a Poisson process) at a mean rate.
+    Poisson,
+    /// `flows` TCP-like flows, each sending Pareto-sized bursts separated by Pareto-sized
+    /// idle gaps (a burst is over when the receiver has it all), each with its own extra
+    /// round-trip time: heavy-tailed traffic that reacts to congestion, a stand-in for a
+    /// campus trace.
+    ParetoOnoff,
+}
+
+/// One cross-traffic source of a topology scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossSpec {
+    /// Name used in metrics (`cross_{name}_goodput_mbps`).
+    pub name: String,
+    /// `constant`, `poisson` or `pareto-onoff`.
+    pub kind: CrossKind,
+    /// The node its packets leave.
+    pub from: String,
+    /// The node they go to.
+    pub to: String,
+    /// Its route (a list of nodes); unset: the one with the fewest links.
+    #[serde(default)]
+    pub route: Vec<String>,
+    /// `constant`, `poisson`: the (mean) rate.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// `constant`, `poisson`: packet size on the wire.
+    #[serde(default = "default_mtu")]
+    pub packet_size: usize,
+    /// `pareto-onoff`: how many on/off flows (default 10).
+    #[serde(default)]
+    pub flows: Option<u32>,
+    /// `pareto-onoff`: mean burst size (default 100 KB).
+    #[serde(default)]
+    pub size_mean: Option<Size>,
+    /// `pareto-onoff`: Pareto shape of burst sizes (default 1.2, > 1).
+    #[serde(default)]
+    pub size_shape: Option<f64>,
+    /// `pareto-onoff`: mean idle gap (default 1 s).
+    #[serde(default)]
+    pub gap_mean: Option<Dur>,
+    /// `pareto-onoff`: Pareto shape of gaps (default 1.5, > 1).
+    #[serde(default)]
+    pub gap_shape: Option<f64>,
+    /// `pareto-onoff`: each flow's extra round-trip time, uniform in this range (default
+    /// 10 ms to 200 ms), added on a link of its own in front of the route.
+    #[serde(default)]
+    pub rtt: Option<[Dur; 2]>,
+    /// `pareto-onoff`: congestion control of the flows (default `reno`).
+    #[serde(default)]
+    pub cc: Option<CongestionControl>,
 }

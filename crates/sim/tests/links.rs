@@ -119,6 +119,25 @@ fn drop_tail_queue_excludes_the_packet_in_service() {
 }
 
 #[test]
+fn a_byte_limit_drops_what_would_overflow_it() {
+    let mut cfg = plain(10e6, 1.0, 100);
+    cfg.queue_bytes = Some(3000);
+    let mut l = Link::new(cfg, 1, 1);
+    // One in service; 1500 + 1000 wait (2500); 600 more would make 3100: dropped; 500 fits.
+    let sizes = [1500, 1500, 1000, 600, 500];
+    let sends = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| (ms(0.0), P { id: i as u32, size }));
+    let o = drive(&mut l, sends);
+    assert_eq!(o.dropped, vec![(3, DropReason::Queue)]);
+    assert_eq!(o.ids(), vec![0, 1, 2, 4]);
+    // Arrivals saw 0, 0, 1, 2, 2 packets waiting.
+    assert_eq!(l.stats().queue_seen_sum, 5);
+    assert_eq!(l.queue_seen(), &[2, 1, 2]);
+}
+
+#[test]
 fn oversized_packets_are_dropped() {
     let mut cfg = plain(10e6, 1.0, 10);
     cfg.mtu = Some(1500);
