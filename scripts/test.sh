@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of README.md: sets up the machine, runs every test of the workspace, the
 # failover test in network namespaces (scripts/netns-failover.sh), a simulation campaign
-# through GNU parallel merged byte-identical to one machine (scripts/campaign-parallel-test.sh), then
-# the interop matrix of braid against pion/sctp, aiortc and dcSCTP (interop/selftest.sh: both
+# through GNU parallel merged byte-identical to one machine (scripts/campaign-parallel-test.sh),
+# a short testbed run (scripts/testbed-smoke.sh), then the interop matrix of braid against
+# pion/sctp, aiortc and dcSCTP (interop/selftest.sh: both
 # directions, ordered and unordered, server-verify and echo + client-verify, 10 MiB over 4
 # streams, every capture checked by tshark) and a short interleaving check, I-DATA against
 # DATA with dcSCTP receiving (scripts/interleave-dcsctp.sh).
@@ -30,6 +31,9 @@ BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-par
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-pmtu.sh
 # Failover on real sockets in network namespaces it creates (SKIP without root/netns).
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failover.sh
+# The testbed: braid and a kernel TCP stream through the user-space link emulator, then the
+# same scenario in the simulator, side by side (~15 s; SKIP without root/netns/TUN).
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/testbed-smoke.sh
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc dcsctp" ONLY_WITH=braid \
   BYTES=10MiB STREAMS=4 bash interop/selftest.sh
 # braid ↔ braid with LS-SCTP on the wire (both offer it), tshark checking the captures.

@@ -72,6 +72,11 @@ pub(crate) struct ServerArgs {
     /// Local address and UDP port to bind (repeatable: one socket per address).
     #[arg(long, required = true)]
     bind: Vec<SocketAddr>,
+    /// Fix the send and receive buffers at this size (no autotuning), as a simulator
+    /// scenario's `buffer` does (e.g. 64KiB).
+    #[arg(long, value_parser = parse_size)]
+    buffer: Option<u64>,
+
     /// Local SCTP port.
     #[arg(long, default_value_t = 5001)]
     port: u16,
@@ -232,6 +237,14 @@ pub(crate) struct ClientArgs {
     /// returned), to this file.
     #[arg(long, requires = "interactive")]
     timing_log: Option<PathBuf>,
+    /// Leave the first part of the transfer out of `omit_goodput_mbps` (iperf3's --omit):
+    /// the bytes acknowledged after it, over the sending time after it (e.g. 5s).
+    #[arg(long, value_parser = parse_duration)]
+    omit: Option<Duration>,
+    /// Fix the send and receive buffers at this size (no autotuning), as a simulator
+    /// scenario's `buffer` does (e.g. 64KiB).
+    #[arg(long, value_parser = parse_size)]
+    buffer: Option<u64>,
 }
 
 /// `--interactive SIZE@RATE`: small messages of `size` bytes, `rate` per second.
@@ -691,6 +704,18 @@ fn assoc_config(streams: u16) -> AssociationConfig {
     }
 }
 
+/// `--buffer`: both buffers fixed at `size` (their autotuning bounds too).
+fn fix_buffers(a: &mut AssociationConfig, size: Option<u64>) {
+    if let Some(b) = size {
+        let b = usize::try_from(b).unwrap_or(usize::MAX);
+        a.send_buffer = b;
+        a.recv_buffer = b;
+        a.send_buffer_max = b;
+        a.recv_buffer_max = b;
+        a.max_message_size = a.max_message_size.min(b);
+    }
+}
+
 /// `on` or `off` of a flag.
 fn on_off(flag: &str, v: &str) -> Result<bool, Error> {
     match v {
@@ -735,7 +760,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         }
         None => None,
     };
-    let cfg = EndpointConfig {
+    let mut cfg = EndpointConfig {
         port: args.local_port.unwrap_or(args.port),
         association: AssociationConfig {
             cmt: cmt.then(|| braid_net::CmtConfig {
@@ -765,6 +790,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         },
         ..Default::default()
     };
+    fix_buffers(&mut cfg.association, args.buffer);
     let ep = bind::endpoint(
         cfg,
         &args.bind,
@@ -822,6 +848,15 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
 
     let start = now();
     let reporter = tokio::spawn(report_client(assoc.clone(), start, progress));
+    // The bytes acknowledged when --omit ends (iperf3 -O).
+    let omitted = Arc::new(AtomicU64::new(u64::MAX));
+    let omit_task = args.omit.map(|d| {
+        let (a, o) = (assoc.clone(), omitted.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(d).await;
+            o.store(a.stats().bytes_acked, Ordering::Relaxed);
+        })
+    });
     let handed = Arc::new(AtomicU64::new(0));
     let stalls = Arc::new(Stalls::default());
     let watcher = tokio::spawn(watch_stalls(assoc.clone(), handed.clone(), stalls.clone()));
@@ -904,6 +939,16 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     let sending_done = now();
     // Goodput over the sending time alone (no shutdown drain), as iperf3 and quinn count it.
     let acked_while_sending = assoc.stats().bytes_acked;
+    if let Some(t) = omit_task {
+        t.abort();
+    }
+    let omit_goodput = match (args.omit, omitted.load(Ordering::Relaxed)) {
+        (Some(d), at) if at != u64::MAX => mbps(
+            acked_while_sending.saturating_sub(at),
+            (sending_done - start).as_secs_f64() - d.as_secs_f64(),
+        ),
+        _ => f64::NAN,
+    };
     let mut result = send_res;
     if interrupted {
         result = Err(INTERRUPTED.into());
@@ -995,6 +1040,8 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
             "duration_s": secs,
             "send_duration_s": (sending_done - start).as_secs_f64(),
             "send_time_goodput_mbps": mbps(acked_while_sending, (sending_done - start).as_secs_f64()),
+            "omit_s": args.omit.map_or(0.0, |d| d.as_secs_f64()),
+            "omit_goodput_mbps": if omit_goodput.is_finite() { Some(omit_goodput) } else { None },
             "stalls": stall_count,
             "longest_stall_s": longest_stall.as_secs_f64(),
             "retransmissions": retr,
@@ -1404,7 +1451,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
     // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
     let mut interrupt = interrupt_signal()?;
     let load_sharing = on_off("--load-sharing", &args.load_sharing)?;
-    let cfg = EndpointConfig {
+    let mut cfg = EndpointConfig {
         port: args.port,
         listen: true,
         association: AssociationConfig {
@@ -1427,6 +1474,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         },
         ..Default::default()
     };
+    fix_buffers(&mut cfg.association, args.buffer);
     let ep = bind::endpoint(
         cfg,
         &args.bind,

@@ -53,6 +53,123 @@ pub(crate) enum TestbedCommand {
         #[arg(long, value_name = "FILE")]
         ready: Option<PathBuf>,
     },
+    /// Build the namespaces, links and emulators of a topology scenario (its `[[link]]`s;
+    /// routes for its `[[flow]]`s) and leave them up (`braid testbed down` removes them).
+    Up {
+        /// The scenario (a topology: `[[link]]`s and `[[flow]]`s; see scenarios/README.md).
+        file: PathBuf,
+        #[command(flatten)]
+        bed: BedArgs,
+    },
+    /// Build the testbed of a scenario, run its flows with real endpoints (braid perf, the
+    /// kernel's TCP and MPTCP) for its duration, and write `runs.csv` and `summary.json` as
+    /// `braid sim run` does (flow_{NAME}_goodput_mbps after the warm-up, jain_fairness,
+    /// bottleneck_{LINK}_*); always tears it down, also on Ctrl-C or failure.
+    Run {
+        /// The scenario.
+        file: PathBuf,
+        #[command(flatten)]
+        bed: BedArgs,
+        /// Output directory [default: results/testbed-<file name without .toml>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seed of the emulators' random draws.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Remove a testbed: stop every process in its namespaces and delete them.
+    Down {
+        #[command(flatten)]
+        bed: BedArgs,
+    },
+    /// A kernel TCP or MPTCP bulk stream (the testbed's competitors).
+    Stream {
+        #[command(subcommand)]
+        command: StreamCommand,
+    },
+}
+
+/// Which testbed.
+#[derive(clap::Args)]
+pub(crate) struct BedArgs {
+    /// The testbed's name: the prefix of its namespaces (`NAME-n0`, `NAME-l0`...), so two
+    /// testbeds never collide.
+    #[arg(long, default_value = "braidtb")]
+    name: String,
+}
+
+/// `braid testbed stream`.
+#[derive(Subcommand)]
+pub(crate) enum StreamCommand {
+    /// Accept one stream, read it to its end, print what the application read as JSON
+    /// (goodput from the first byte, and after --omit).
+    Receive {
+        /// Address and port to listen on.
+        #[arg(long)]
+        bind: std::net::SocketAddr,
+        /// MPTCP (IPPROTO_MPTCP) instead of TCP.
+        #[arg(long)]
+        mptcp: bool,
+        /// Leave this much of the start out of `omit_goodput_mbps` (e.g. 5s).
+        #[arg(long, value_parser = crate::perf::parse_duration, default_value = "0s")]
+        omit: Duration,
+        /// SO_RCVBUF (the kernel doubles it; autotuning off).
+        #[arg(long, value_parser = crate::perf::parse_size)]
+        buffer: Option<u64>,
+    },
+    /// Connect and write for --time.
+    Send {
+        /// Local address (port 0: any).
+        #[arg(long)]
+        bind: std::net::SocketAddr,
+        /// The receiver.
+        #[arg(long)]
+        connect: std::net::SocketAddr,
+        /// How long to write (e.g. 10s).
+        #[arg(long, value_parser = crate::perf::parse_duration)]
+        time: Duration,
+        /// The kernel's congestion control (cubic, reno, bbr...).
+        #[arg(long)]
+        cc: Option<String>,
+        /// MPTCP (IPPROTO_MPTCP) instead of TCP.
+        #[arg(long)]
+        mptcp: bool,
+        /// SO_SNDBUF (the kernel doubles it; autotuning off).
+        #[arg(long, value_parser = crate::perf::parse_size)]
+        buffer: Option<u64>,
+    },
+}
+
+/// A topology scenario file: the scenario and its raw tree (the links' tables go to the
+/// emulators as written).
+fn scenario(file: &std::path::Path) -> Result<(braid_sim::scenario::Scenario, toml::Value), Error> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let raw: toml::Value = toml::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    if raw.get("sweep").is_some() {
+        return Err(format!(
+            "{}: the testbed runs one point: remove the [sweep] table",
+            file.display()
+        )
+        .into());
+    }
+    let s: braid_sim::scenario::Scenario =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    if !braid_sim::topology::is_topology(&s) {
+        return Err(format!(
+            "{}: the testbed runs topology scenarios ([[link]]s and [[flow]]s; two parallel \
+             paths are two links between the same nodes)",
+            file.display()
+        )
+        .into());
+    }
+    Ok((s, raw))
+}
+
+fn check_available() -> Result<(), Error> {
+    match braid_testbed::bed::unavailable() {
+        Some(why) => Err(format!("braid testbed: {why}").into()),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn run(command: TestbedCommand) -> Result<(), Error> {
@@ -98,5 +215,96 @@ pub(crate) fn run(command: TestbedCommand) -> Result<(), Error> {
             }
             Ok(())
         }
+        TestbedCommand::Up { file, bed } => {
+            check_available()?;
+            let (s, raw) = scenario(&file)?;
+            let layout = braid_testbed::bed::Layout::new(&s, &bed.name)?;
+            let opts = bed_options(&bed.name, &file, None, 1)?;
+            let up = braid_testbed::bed::up(&s, &raw, layout, &opts)?;
+            up.keep();
+            println!(
+                "testbed {} is up (namespaces {}-n*, {}-l*; files in {}); `braid testbed down \
+                 --name {}` removes it",
+                bed.name,
+                bed.name,
+                bed.name,
+                opts.out.display(),
+                bed.name
+            );
+            Ok(())
+        }
+        TestbedCommand::Run {
+            file,
+            bed,
+            out,
+            seed,
+        } => {
+            check_available()?;
+            let (s, raw) = scenario(&file)?;
+            let layout = braid_testbed::bed::Layout::new(&s, &bed.name)?;
+            let opts = bed_options(&bed.name, &file, out, seed)?;
+            let stop = braid_testbed::stop_on_signals()?;
+            let mut up = braid_testbed::bed::up(&s, &raw, layout, &opts)?;
+            let m = braid_testbed::bed::run_flows(&mut up, &s, &raw, &opts, &stop);
+            drop(up);
+            let m = m?;
+            braid_testbed::bed::write_results(&s, &file, seed, &m, &opts.out)?;
+            for (k, v) in &m {
+                if k.starts_with("flow_") || k == "jain_fairness" || k.ends_with("_utilisation") {
+                    println!("{k:40} {v:.4}");
+                }
+            }
+            println!("wrote {}/{{runs.csv, summary.json}}", opts.out.display());
+            Ok(())
+        }
+        TestbedCommand::Down { bed } => {
+            check_available()?;
+            let n = braid_testbed::bed::down(&bed.name);
+            println!("testbed {}: removed {n} namespaces", bed.name);
+            Ok(())
+        }
+        TestbedCommand::Stream { command } => match command {
+            StreamCommand::Receive {
+                bind,
+                mptcp,
+                omit,
+                buffer,
+            } => {
+                let r = braid_testbed::stream::receive(bind, mptcp, omit, buffer)?;
+                println!("{}", serde_json::to_string(&r)?);
+                Ok(())
+            }
+            StreamCommand::Send {
+                bind,
+                connect,
+                time,
+                cc,
+                mptcp,
+                buffer,
+            } => {
+                let sent =
+                    braid_testbed::stream::send(bind, connect, time, cc.as_deref(), mptcp, buffer)?;
+                println!("{}", serde_json::json!({ "role": "send", "bytes": sent }));
+                Ok(())
+            }
+        },
     }
+}
+
+/// Where a testbed's files go and which binary it runs.
+fn bed_options(
+    name: &str,
+    file: &std::path::Path,
+    out: Option<PathBuf>,
+    seed: u64,
+) -> Result<braid_testbed::bed::BedOptions, Error> {
+    let stem = file
+        .file_stem()
+        .map_or("run".into(), |s| s.to_string_lossy().to_string());
+    Ok(braid_testbed::bed::BedOptions {
+        name: name.to_string(),
+        braid: std::env::current_exe()?,
+        out: out.unwrap_or_else(|| PathBuf::from(format!("results/testbed-{stem}"))),
+        seed,
+    })
 }

@@ -206,6 +206,13 @@ pub fn validate_topology(s: &Scenario, plan: &crate::topology::Plan) -> Result<(
             "pcap and sequence record one two-host path: not in a topology scenario".into(),
         ));
     }
+    if let Some(f) = (s.flows.iter()).find(|f| f.kind == crate::scenario::FlowKind::Mptcp) {
+        return Err(SimError::Scenario(format!(
+            "flow {}: mptcp flows run on the testbed (braid testbed run), the simulator has \
+             no model of MPTCP",
+            f.name
+        )));
+    }
     for l in &s.links {
         let mut one = Scenario {
             paths: vec![l.clone()],

@@ -663,6 +663,9 @@ pub enum FlowKind {
     /// (Linux's minimum delayed-ACK timeout), no heartbeats, no Max.Burst, messages that fill
     /// a packet (crate::topology documents what it departs from in Linux TCP).
     Tcp,
+    /// The kernel's MPTCP (RFC 8684) over every route: on the testbed only (`braid testbed`);
+    /// the simulator has no model of it and refuses the scenario.
+    Mptcp,
 }
 
 /// When a flow starts: at a time, or at a time drawn uniformly from a window with the
@@ -712,6 +715,10 @@ pub struct FlowSpec {
     /// Congestion control (shorthand for `association.cc`).
     #[serde(default)]
     pub cc: Option<CongestionControl>,
+    /// On the testbed, the kernel's congestion control of a `tcp` or `mptcp` flow (`cubic`,
+    /// `reno`, `bbr`...; default: `cc`). The simulator ignores it.
+    #[serde(default)]
+    pub kernel_cc: Option<String>,
     /// The flow's association settings; unset keys keep braid's defaults (or TCP's, for
     /// `kind = "tcp"`).
     #[serde(default)]

@@ -170,6 +170,7 @@ pub fn is_topology(s: &Scenario) -> bool {
 /// The graph: node names and, per node, its hops to neighbours in file order.
 struct Graph<'a> {
     adjacency: HashMap<&'a str, Vec<(Hop, &'a str)>>,
+    names: Vec<&'a str>,
 }
 
 impl<'a> Graph<'a> {
@@ -189,30 +190,59 @@ impl<'a> Graph<'a> {
             adjacency.entry(from).or_default().push((fwd, to));
             adjacency.entry(to).or_default().push((fwd.back(), from));
         }
-        Ok(Self { adjacency })
+        Ok(Self {
+            adjacency,
+            names: links.iter().map(|l| l.name.as_str()).collect(),
+        })
     }
 
     fn has(&self, node: &str) -> bool {
         self.adjacency.contains_key(node)
     }
 
-    /// The hops of a route given as nodes.
-    fn hops(&self, what: &str, nodes: &[String]) -> Result<Vec<Hop>, SimError> {
+    /// The hops of a route given as nodes: each element names the next node (reached over
+    /// the first link joining the two, in file order) or, if no node of that name is a
+    /// neighbour, a link leaving the current node (to its other end) — how a route picks
+    /// one of two parallel links.
+    fn hops(&self, what: &str, nodes: &[String]) -> Result<(Vec<Hop>, &'a str), SimError> {
+        let Some(first) = nodes.first() else {
+            return err(format!("{what}: a route names at least two nodes"));
+        };
+        let Some((start, _)) = self.adjacency.get_key_value(first.as_str()) else {
+            return err(format!("{what}: no link touches node {first:?}"));
+        };
         if nodes.len() < 2 {
             return err(format!("{what}: a route names at least two nodes"));
         }
+        let mut at: &'a str = start;
         let mut hops = Vec::new();
-        for w in nodes.windows(2) {
-            let next = self
-                .adjacency
-                .get(w[0].as_str())
-                .and_then(|n| n.iter().find(|(_, to)| *to == w[1]));
-            match next {
-                Some((h, _)) => hops.push(*h),
-                None => return err(format!("{what}: no link joins {:?} and {:?}", w[0], w[1])),
+        for next in &nodes[1..] {
+            // A node right after the link that reached it ("A", "p2", "B") names where it is.
+            if next == at && hops.last().is_some() {
+                continue;
+            }
+            let around = &self.adjacency[at];
+            let step = around
+                .iter()
+                .find(|(_, to)| *to == next.as_str())
+                .or_else(|| {
+                    around
+                        .iter()
+                        .find(|(h, _)| self.names[h.link] == next.as_str())
+                });
+            match step {
+                Some(&(h, to)) => {
+                    hops.push(h);
+                    at = to;
+                }
+                None => {
+                    return err(format!(
+                        "{what}: no link joins {at:?} and {next:?} (nor is {next:?} a link of {at:?})"
+                    ));
+                }
             }
         }
-        Ok(hops)
+        Ok((hops, at))
     }
 
     /// The route with the fewest links (ties: links in file order).
@@ -278,7 +308,7 @@ fn flow_scenario(
     if f.cc.is_some() {
         a.cc = f.cc;
     }
-    if f.kind == FlowKind::Tcp {
+    if f.kind != FlowKind::Braid {
         a.cmt = a.cmt.or(Some(false));
         a.nr_sack = a.nr_sack.or(Some(false));
         a.idata = a.idata.or(Some(false));
@@ -359,25 +389,26 @@ pub fn plan(s: &Scenario) -> Result<Plan, SimError> {
         } else {
             let mut rs = Vec::new();
             for r in &f.routes {
-                if r.first() != Some(&f.from) || r.last() != Some(&f.to) {
+                let (hops, end) = g.hops(&what, r)?;
+                if r.first() != Some(&f.from) || end != f.to {
                     return err(format!(
                         "{what}: a route runs from {:?} to {:?}",
                         f.from, f.to
                     ));
                 }
-                rs.push(g.hops(&what, r)?);
+                rs.push(hops);
             }
             rs
         };
         if routes.len() > MAX_ROUTES {
             return err(format!("{what}: at most {MAX_ROUTES} routes"));
         }
-        if f.kind == FlowKind::Tcp && routes.len() > 1 {
+        if f.kind != FlowKind::Braid && f.kind != FlowKind::Mptcp && routes.len() > 1 {
             return err(format!("{what}: a tcp flow has one route"));
         }
         let message_size = f.message_size.unwrap_or(match f.kind {
             FlowKind::Braid => 1452,
-            FlowKind::Tcp => full_packet(s, &routes),
+            FlowKind::Tcp | FlowKind::Mptcp => full_packet(s, &routes),
         });
         let streams = f.streams.unwrap_or(1);
         let traffic = match f.bytes {
@@ -420,7 +451,14 @@ pub fn plan(s: &Scenario) -> Result<Plan, SimError> {
         let route = if c.route.is_empty() {
             g.shortest(&what, &c.from, &c.to)?
         } else {
-            g.hops(&what, &c.route)?
+            let (hops, end) = g.hops(&what, &c.route)?;
+            if c.route.first() != Some(&c.from) || end != c.to {
+                return err(format!(
+                    "{what}: a route runs from {:?} to {:?}",
+                    c.from, c.to
+                ));
+            }
+            hops
         };
         match c.kind {
             CrossKind::Constant | CrossKind::Poisson => {
@@ -472,6 +510,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, SimError> {
                     message_size: None,
                     streams: None,
                     cc: Some(c.cc.unwrap_or(CongestionControl::Reno)),
+                    kernel_cc: None,
                     association: Default::default(),
                 };
                 let routes = vec![route];

@@ -301,6 +301,10 @@ fn topology_mistakes_are_named() {
         "no link joins \"s1\" and \"r2\"",
     );
     check(
+        "[[flow]]\nname = \"f\"\nfrom = \"s1\"\nto = \"d1\"\nroutes = [[\"s1\", \"r1\"]]\n",
+        "a route runs from \"s1\" to \"d1\"",
+    );
+    check(
         "[[flow]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\nroutes = [[\"s1\", \"r1\", \"r2\", \"d1\"], [\"s1\", \"r1\", \"r2\", \"d1\"]]\n",
         "a tcp flow has one route",
     );
@@ -337,4 +341,38 @@ fn the_shipped_dumbbell_runs_short() {
     );
     assert!(m["jain_fairness"] > 0.3 && m["jain_fairness"] <= 1.0);
     assert_eq!(m["flows_app_errors"], 0.0);
+}
+
+#[test]
+fn parallel_links_are_chosen_by_name() {
+    let text = r#"
+name = "parallel"
+duration = "15s"
+warmup = "5s"
+
+[[link]]
+name = "p1"
+from = "A"
+to = "B"
+rate = "5Mbit/s"
+delay = "10ms"
+
+[[link]]
+name = "p2"
+from = "A"
+to = "B"
+rate = "5Mbit/s"
+delay = "30ms"
+
+[[flow]]
+name = "cmt"
+from = "A"
+to = "B"
+routes = [["A", "p1"], ["A", "p2", "B"]]
+association = { cmt = true }
+"#;
+    let m = metrics(&scenario(text), 1);
+    assert!(m["bottleneck_p1_utilisation"] > 0.9, "{m:?}");
+    assert!(m["bottleneck_p2_utilisation"] > 0.9, "{m:?}");
+    assert!(m["flow_cmt_goodput_mbps"] > 9.0);
 }

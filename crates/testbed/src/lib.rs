@@ -12,10 +12,12 @@
 //! * [`emu`] — the emulator's I/O loop and its statistics.
 //! * [`core`] — the clock-free scheduling of one direction (testable with a fake clock).
 
+pub mod bed;
 pub mod config;
 pub mod core;
 pub mod emu;
 pub mod plumb;
+pub mod stream;
 mod sys;
 pub mod tun;
 
