@@ -299,7 +299,7 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// [`parse_duration`], or `0` for "never".
-fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
     if s.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
         return Ok(Duration::ZERO);
     }

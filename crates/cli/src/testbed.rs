@@ -111,7 +111,7 @@ pub(crate) enum StreamCommand {
         #[arg(long)]
         mptcp: bool,
         /// Leave this much of the start out of `omit_goodput_mbps` (e.g. 5s).
-        #[arg(long, value_parser = crate::perf::parse_duration, default_value = "0s")]
+        #[arg(long, value_parser = crate::perf::parse_duration_or_zero, default_value = "0s")]
         omit: Duration,
         /// SO_RCVBUF (the kernel doubles it; autotuning off).
         #[arg(long, value_parser = crate::perf::parse_size)]

@@ -628,7 +628,14 @@ pub fn run_flows(
                 sv.args(["netns", "exec", &l.node_ns(dn)])
                     .arg(&opts.braid)
                     .args(["testbed", "stream", "receive"]);
-                sv.args(["--bind", &SocketAddr::from((paths[0].1, port)).to_string()]);
+                // An MPTCP receiver listens on every address: a join to an announced one
+                // needs a listener there (RFC 8684 §3.2).
+                let at = if mptcp {
+                    Ipv4Addr::UNSPECIFIED
+                } else {
+                    paths[0].1
+                };
+                sv.args(["--bind", &SocketAddr::from((at, port)).to_string()]);
                 sv.args(["--omit", &secs(omit)]);
                 let mut cl = Command::new("ip");
                 cl.args(["netns", "exec", &l.node_ns(sn)])
