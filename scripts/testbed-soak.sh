@@ -71,20 +71,21 @@ PY
 trap '"$BRAID" testbed down --name "$name" >/dev/null 2>&1 || true' EXIT
 "$BRAID" testbed up "$out/soak.toml" --name "$name" >/dev/null
 A="$name-n0"; B="$name-n1"
+# Started in this shell (not in a command substitution), so that `wait` can wait for them.
 server() {
     ip netns exec "$B" "$BRAID" perf server --json --bind 172.17.0.2:20000 --bind 172.17.1.2:20000 \
         >>"$out/server.json" 2>>"$out/server.log" &
-    echo $!
+    spid=$!
 }
 client() {
     ip netns exec "$A" "$BRAID" perf client --json --cmt on --time "$1" \
         --bind 172.16.0.1:20000 --connect 172.17.0.2:20000 \
         --bind 172.16.1.1:20000 --connect 172.17.1.2:20000 >>"$out/client.json" 2>>"$out/client.log" &
-    echo $!
+    cpid=$!
 }
 half=$((total / 2))
-spid=$(server); sleep 0.5
-cpid=$(client "$((half - 5))s")
+server; sleep 0.5
+client "$((half - 5))s"
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo -; }
 echo "t_s,client_rss_kb,server_rss_kb" >"$out/memory.csv"
 t=0
@@ -95,8 +96,8 @@ while ((t < total)); do
         # The peer restarts: the server dies and comes back; a new association follows.
         wait "$cpid" || true
         kill -9 "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true
-        spid=$(server); sleep 0.5
-        cpid=$(client "$((total - t - 15))s")
+        server; sleep 0.5
+        client "$((total - t - 15))s"
     fi
 done
 wait "$cpid" || true
