@@ -2029,10 +2029,8 @@ fn topology_hosts<'s, F>(
 where
     F: Fn(&AssociationConfig, &mut ChaCha8Rng, u16, bool) -> Result<Endpoint, SimError>,
 {
-    use crate::scenario::StartSpec;
     use crate::topology::flow_addr;
-    let mut starts = ChaCha8Rng::seed_from_u64(seed);
-    starts.set_stream(1 << 41);
+    let start_at = crate::topology::start_times(top, plan, seed);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(1 << 42);
     let mut hosts = Vec::with_capacity(2 * plan.flows.len());
@@ -2067,20 +2065,7 @@ where
             a.sources.push(src);
         }
         b.sink = Some(Sink::new(&a.sources));
-        let jitter = |starts: &mut ChaCha8Rng| {
-            let j = top.start_jitter.0;
-            if j.is_zero() {
-                Duration::ZERO
-            } else {
-                j.mul_f64(crate::link::uniform(starts))
-            }
-        };
-        let at = match fp.start {
-            StartSpec::At(t) => t.0 + jitter(&mut starts),
-            StartSpec::Window([lo, hi]) => {
-                lo.0 + (hi.0 - lo.0).mul_f64(crate::link::uniform(&mut starts))
-            }
-        };
+        let at = start_at[f];
         let start = Instant::from_duration(at);
         connects.push((2 * f, start, flow_addr(f, 0, true), flow_addr(f, 0, false)));
         flows.push(FlowRt {

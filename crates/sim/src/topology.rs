@@ -564,6 +564,28 @@ pub fn plan(s: &Scenario) -> Result<Plan, SimError> {
     })
 }
 
+/// When each flow of `plan` connects in a run with `seed`: its `start`, a window drawn
+/// uniformly, plus the scenario's `start_jitter` for a fixed start. The simulator and the
+/// testbed draw the same times for the same seed (ChaCha8 stream 2^41 of the seed, one draw
+/// per window and per jittered start, in flow order).
+pub fn start_times(s: &Scenario, plan: &Plan, seed: u64) -> Vec<Duration> {
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::SeedableRng;
+    let mut starts = ChaCha8Rng::seed_from_u64(seed);
+    starts.set_stream(1 << 41);
+    let j = s.start_jitter.0;
+    plan.flows
+        .iter()
+        .map(|fp| match fp.start {
+            StartSpec::At(t) if j.is_zero() => t.0,
+            StartSpec::At(t) => t.0 + j.mul_f64(crate::link::uniform(&mut starts)),
+            StartSpec::Window([lo, hi]) => {
+                lo.0 + (hi.0 - lo.0).mul_f64(crate::link::uniform(&mut starts))
+            }
+        })
+        .collect()
+}
+
 /// Jain's fairness index of `x`: (Σx)² / (n Σx²), 1 when all are equal, 1/n when one takes
 /// everything; NaN for no flows or all zero.
 pub fn jain(x: &[f64]) -> f64 {

@@ -282,6 +282,11 @@ start = ["0s", "2s"]
     let (x, y) = (metrics(&s, 7), metrics(&s, 8));
     assert_ne!(x["flow_a_start_s"], y["flow_a_start_s"]);
     assert!(x["flow_a_start_s"] < 2.0 && x["flow_b_start_s"] < 2.0);
+    // The testbed connects its flows at the times `start_times` gives for its seed: the
+    // simulator's own.
+    let at = braid_sim::topology::start_times(&s, &plan(&s).unwrap(), 7);
+    assert_eq!(x["flow_a_start_s"], at[0].as_secs_f64());
+    assert_eq!(x["flow_b_start_s"], at[1].as_secs_f64());
 }
 
 #[test]

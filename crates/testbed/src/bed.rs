@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use braid_sim::scenario::{FlowKind, PathSpec, Scenario, StartSpec};
+use braid_sim::scenario::{FlowKind, PathSpec, Scenario};
 use braid_sim::topology::{self, Hop, Plan};
 
 use crate::TestbedError;
@@ -533,6 +533,7 @@ pub fn run_flows(
 ) -> Result<BTreeMap<String, f64>, TestbedError> {
     let l = &bed.layout;
     let tables = raw.get("flow").and_then(toml::Value::as_array);
+    let start_at = topology::start_times(s, &l.plan, opts.seed);
     let duration = s.duration.0;
     let warmup = s.warmup.0;
     let mut running = Vec::new();
@@ -553,13 +554,8 @@ pub fn run_flows(
             std::fs::File::create(opts.out.join(format!("flow-{}-{role}.log", fp.name)))
                 .map_err(|e| cmd_err("creating a flow log", e))
         };
-        let start = match fp.start {
-            StartSpec::At(t) => t.0,
-            StartSpec::Window([a, b]) => {
-                // The testbed's draw: spread by flow index, reproducibly.
-                a.0 + (b.0 - a.0).mul_f64(((f as f64) * 0.618_034).fract())
-            }
-        };
+        // The simulator's start times for the same seed.
+        let start = start_at[f];
         let send_for = fp
             .duration
             .unwrap_or(duration.saturating_sub(start))
