@@ -319,7 +319,8 @@ pub struct Final<'a> {
     pub app_corrupt: u64,
 }
 
-fn mbps(bytes: u64, secs: f64) -> f64 {
+/// Mbit/s of `bytes` over `secs`, NaN for no time.
+pub(crate) fn mbps(bytes: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         bytes as f64 * 8.0 / secs / 1e6
     } else {

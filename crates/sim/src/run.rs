@@ -1317,13 +1317,7 @@ impl<'s> World<'s> {
         };
         let warmup = Instant::from_duration(self.s.warmup.0);
         let secs = (self.end - warmup).as_secs_f64();
-        let mbps = |b: u64| {
-            if secs > 0.0 {
-                b as f64 * 8.0 / secs / 1e6
-            } else {
-                f64::NAN
-            }
-        };
+        let mbps = |b: u64| crate::metrics::mbps(b, secs);
         let mut cross: BTreeMap<&str, u64> = BTreeMap::new();
         let mut errors = 0u64;
         for (f, fp) in g.plan.flows.iter().enumerate() {

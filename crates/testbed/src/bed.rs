@@ -372,63 +372,29 @@ pub fn up(
         let (x, y) = (l.node_ns(lk.from), l.node_ns(lk.to));
         let ifname = format!("l{j}");
         let cidr = |a: Ipv4Addr| format!("{a}/24");
+        // A veth pair from namespace `a` to `b`, each end addressed and up.
+        let veth = |a: &str, ia: &str, xa: Ipv4Addr, b: &str, ib: &str, xb: Ipv4Addr| {
+            run_ip(
+                a,
+                &[
+                    "link", "add", ia, "type", "veth", "peer", "name", ib, "netns", b,
+                ],
+            )?;
+            for (ns, dev, x) in [(a, ia, xa), (b, ib, xb)] {
+                run_ip(ns, &["addr", "add", &cidr(x), "dev", dev])?;
+                run_ip(ns, &["link", "set", "dev", dev, "up"])?;
+            }
+            Ok::<(), TestbedError>(())
+        };
+        let (ax, ay) = (l.addr(lk.from, j), l.addr(lk.to, j));
         if lk.emulated {
             let ln = l.link_ns(j);
             ip(None, &["netns", "add", &ln])?;
             run_ip(&ln, &["link", "set", "dev", "lo", "up"])?;
-            run_ip(
-                &x,
-                &[
-                    "link", "add", &ifname, "type", "veth", "peer", "name", "left", "netns", &ln,
-                ],
-            )?;
-            run_ip(
-                &y,
-                &[
-                    "link", "add", &ifname, "type", "veth", "peer", "name", "right", "netns", &ln,
-                ],
-            )?;
-            run_ip(
-                &x,
-                &["addr", "add", &cidr(l.addr(lk.from, j)), "dev", &ifname],
-            )?;
-            run_ip(
-                &y,
-                &["addr", "add", &cidr(l.addr(lk.to, j)), "dev", &ifname],
-            )?;
-            run_ip(
-                &ln,
-                &["addr", "add", &cidr(l.gateway(lk.from, j)), "dev", "left"],
-            )?;
-            run_ip(
-                &ln,
-                &["addr", "add", &cidr(l.gateway(lk.to, j)), "dev", "right"],
-            )?;
-            for (ns, dev) in [
-                (&x, ifname.as_str()),
-                (&y, ifname.as_str()),
-                (&ln, "left"),
-                (&ln, "right"),
-            ] {
-                run_ip(ns, &["link", "set", "dev", dev, "up"])?;
-            }
+            veth(&x, &ifname, ax, &ln, "left", l.gateway(lk.from, j))?;
+            veth(&y, &ifname, ay, &ln, "right", l.gateway(lk.to, j))?;
         } else {
-            run_ip(
-                &x,
-                &[
-                    "link", "add", &ifname, "type", "veth", "peer", "name", &ifname, "netns", &y,
-                ],
-            )?;
-            run_ip(
-                &x,
-                &["addr", "add", &cidr(l.addr(lk.from, j)), "dev", &ifname],
-            )?;
-            run_ip(
-                &y,
-                &["addr", "add", &cidr(l.addr(lk.to, j)), "dev", &ifname],
-            )?;
-            run_ip(&x, &["link", "set", "dev", &ifname, "up"])?;
-            run_ip(&y, &["link", "set", "dev", &ifname, "up"])?;
+            veth(&x, &ifname, ax, &y, &ifname, ay)?;
         }
     }
     // Routes along every flow's paths, both ways.
