@@ -116,6 +116,84 @@ pub(crate) enum StreamCommand {
         /// SO_RCVBUF (the kernel doubles it; autotuning off).
         #[arg(long, value_parser = crate::perf::parse_size)]
         buffer: Option<u64>,
+        /// Also count the bytes read from this long after the start (`window_bytes`)...
+        #[arg(long, value_parser = crate::perf::parse_duration_or_zero)]
+        window_from: Option<Duration>,
+        /// ...for this long.
+        #[arg(long, value_parser = crate::perf::parse_duration, requires = "window_from")]
+        window_for: Option<Duration>,
+    },
+    /// Send unresponsive UDP packets at a constant or Poisson rate for --time (a
+    /// scenario's `[[cross]]` of kind `constant` or `poisson`).
+    Blast {
+        /// Local address (port 0: any).
+        #[arg(long)]
+        bind: std::net::SocketAddr,
+        /// The sink.
+        #[arg(long)]
+        connect: std::net::SocketAddr,
+        /// Mean rate, bits per second.
+        #[arg(long)]
+        rate_bps: f64,
+        /// Packet size on the wire, bytes (IPv4 and UDP headers included).
+        #[arg(long)]
+        size: usize,
+        /// Exponential gaps (Poisson arrivals) instead of even spacing.
+        #[arg(long)]
+        poisson: bool,
+        /// Seed of the gaps.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// How long to send.
+        #[arg(long, value_parser = crate::perf::parse_duration)]
+        time: Duration,
+    },
+    /// Count the UDP packets that arrive for --time, and those inside a window.
+    Sink {
+        /// Address and port to receive on.
+        #[arg(long)]
+        bind: std::net::SocketAddr,
+        /// How long to listen.
+        #[arg(long, value_parser = crate::perf::parse_duration)]
+        time: Duration,
+        /// The window starts this long after the start...
+        #[arg(long, value_parser = crate::perf::parse_duration_or_zero, default_value = "0s")]
+        window_from: Duration,
+        /// ...and lasts this long (default: to the end).
+        #[arg(long, value_parser = crate::perf::parse_duration)]
+        window_for: Option<Duration>,
+    },
+    /// A Pareto on/off flow of the kernel's TCP for --time: a Pareto gap, then a Pareto
+    /// burst that ends when every byte is acknowledged, again (a scenario's `[[cross]]` of
+    /// kind `pareto-onoff`).
+    Onoff {
+        /// Local address (port 0: any).
+        #[arg(long)]
+        bind: std::net::SocketAddr,
+        /// The receiver (`braid testbed stream receive`).
+        #[arg(long)]
+        connect: std::net::SocketAddr,
+        /// The kernel's congestion control.
+        #[arg(long)]
+        cc: Option<String>,
+        /// Mean burst, bytes.
+        #[arg(long)]
+        size_mean: f64,
+        /// Pareto shape of bursts (> 1).
+        #[arg(long)]
+        size_shape: f64,
+        /// Mean gap.
+        #[arg(long, value_parser = crate::perf::parse_duration)]
+        gap_mean: Duration,
+        /// Pareto shape of gaps (> 1).
+        #[arg(long)]
+        gap_shape: f64,
+        /// Seed of the draws.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// How long to run.
+        #[arg(long, value_parser = crate::perf::parse_duration)]
+        time: Duration,
     },
     /// Connect and write for --time.
     Send {
@@ -242,6 +320,9 @@ pub(crate) fn run(command: TestbedCommand) -> Result<(), Error> {
             check_available()?;
             let (s, raw) = scenario(&file)?;
             let layout = braid_testbed::bed::Layout::new(&s, &bed.name)?;
+            for n in layout.notes() {
+                eprintln!("braid testbed: note: {n}");
+            }
             let opts = bed_options(&bed.name, &file, out, seed)?;
             let stop = braid_testbed::stop_on_signals()?;
             let mut up = braid_testbed::bed::up(&s, &raw, layout, &opts)?;
@@ -269,8 +350,65 @@ pub(crate) fn run(command: TestbedCommand) -> Result<(), Error> {
                 mptcp,
                 omit,
                 buffer,
+                window_from,
+                window_for,
             } => {
-                let r = braid_testbed::stream::receive(bind, mptcp, omit, buffer)?;
+                let window = window_from.map(|f| (f, window_for.unwrap_or(Duration::MAX)));
+                let r = braid_testbed::stream::receive(bind, mptcp, omit, buffer, window)?;
+                println!("{}", serde_json::to_string(&r)?);
+                Ok(())
+            }
+            StreamCommand::Blast {
+                bind,
+                connect,
+                rate_bps,
+                size,
+                poisson,
+                seed,
+                time,
+            } => {
+                let r = braid_testbed::cross::blast(
+                    bind, connect, rate_bps, size, poisson, seed, time,
+                )?;
+                println!("{}", serde_json::to_string(&r)?);
+                Ok(())
+            }
+            StreamCommand::Sink {
+                bind,
+                time,
+                window_from,
+                window_for,
+            } => {
+                let len = window_for.unwrap_or(time.saturating_sub(window_from));
+                let r = braid_testbed::cross::sink(bind, time, (window_from, len))?;
+                println!("{}", serde_json::to_string(&r)?);
+                Ok(())
+            }
+            StreamCommand::Onoff {
+                bind,
+                connect,
+                cc,
+                size_mean,
+                size_shape,
+                gap_mean,
+                gap_shape,
+                seed,
+                time,
+            } => {
+                let law = braid_testbed::cross::OnOff {
+                    size_mean,
+                    size_shape,
+                    gap_mean: gap_mean.as_secs_f64(),
+                    gap_shape,
+                };
+                let r = braid_testbed::cross::send_onoff(
+                    bind,
+                    connect,
+                    cc.as_deref(),
+                    law,
+                    seed,
+                    time,
+                )?;
                 println!("{}", serde_json::to_string(&r)?);
                 Ok(())
             }

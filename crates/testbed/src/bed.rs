@@ -134,6 +134,7 @@ pub struct Layout {
     nodes: Vec<String>,
     links: Vec<LinkBed>,
     plan: Plan,
+    notes: Vec<String>,
 }
 
 impl Layout {
@@ -141,9 +142,12 @@ impl Layout {
     pub fn new(s: &Scenario, name: &str) -> Result<Self, TestbedError> {
         let cfg = |m: String| TestbedError::Config(m);
         let plan = topology::plan(s).map_err(|e| cfg(e.to_string()))?;
-        if !plan.packet_sources.is_empty() || !plan.onoff.is_empty() {
-            return Err(cfg(
-                "[[cross]] traffic does not run on the testbed yet".into()
+        let mut notes = Vec::new();
+        for o in &plan.onoff {
+            notes.push(format!(
+                "cross {}: its on/off flows run without their extra round trip (the \
+                 simulator's `rtt` range): they see the route's own",
+                o.name
             ));
         }
         if s.links.len() > MAX_LINKS {
@@ -175,7 +179,13 @@ impl Layout {
             nodes,
             links,
             plan,
+            notes,
         })
+    }
+
+    /// Where this testbed departs from the simulator's run of the same scenario.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     fn node_ns(&self, i: usize) -> String {
@@ -223,7 +233,11 @@ impl Layout {
 
     /// Flow `f`'s path `i`: (sender address, receiver address).
     fn path_addrs(&self, f: usize, i: usize) -> (Ipv4Addr, Ipv4Addr) {
-        let r = &self.plan.flows[f].routes[i];
+        self.route_addrs(&self.plan.flows[f].routes[i])
+    }
+
+    /// The first node's address on a route's first link and the last node's on its last.
+    fn route_addrs(&self, r: &[Hop]) -> (Ipv4Addr, Ipv4Addr) {
         let (first, last) = (r[0], r[r.len() - 1]);
         let s = self.ends(first).0;
         let d = self.ends(last).1;
@@ -412,6 +426,14 @@ pub fn up(
             }
         }
     }
+    // Unresponsive sources: forward only.
+    for src in &l.plan.packet_sources {
+        let (a, d) = l.route_addrs(&src.route);
+        for (ns, args) in l.routes_to(&src.route, d, a) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_ip(&ns, &args)?;
+        }
+    }
     // The emulators, each told its link by the scenario's own table.
     let links = raw.get("link").and_then(toml::Value::as_array);
     for (j, lk) in l.links.iter().enumerate() {
@@ -503,8 +525,12 @@ pub fn run_flows(
     let duration = s.duration.0;
     let warmup = s.warmup.0;
     let mut running = Vec::new();
+    let secs = |d: Duration| format!("{:.3}s", d.as_secs_f64());
+    // Cross traffic counts its window from its receiver's start, as the simulator does from
+    // the run's: the senders start a settling time after the receivers.
+    let window_from = SERVER_SETTLE + warmup;
+    let window_for = duration.saturating_sub(warmup);
     for (f, fp) in l.plan.flows.iter().enumerate() {
-        let spec = &s.flows[f];
         let port = BASE_PORT + f as u16;
         let (sn, dn) = {
             let r = &fp.routes[0];
@@ -527,10 +553,44 @@ pub fn run_flows(
             .unwrap_or(duration.saturating_sub(start))
             .min(duration.saturating_sub(start));
         let omit = warmup.saturating_sub(start);
-        let secs = |d: Duration| format!("{:.3}s", d.as_secs_f64());
         let table = tables.and_then(|t| t.get(f));
-        let (server, client) = match spec.kind {
-            FlowKind::Braid => {
+        let kind = s.flows.get(f).map(|spec| spec.kind);
+        let (server, client) = match (fp.onoff, kind) {
+            (Some((k, _)), _) => {
+                // A Pareto on/off flow of the kernel's TCP.
+                let o = &l.plan.onoff[k];
+                let cc = fp.scenario.association.cc.unwrap_or_default().to_string();
+                let mut sv = Command::new("ip");
+                sv.args(["netns", "exec", &l.node_ns(dn)])
+                    .arg(&opts.braid)
+                    .args(["testbed", "stream", "receive"]);
+                sv.args(["--bind", &SocketAddr::from((paths[0].1, port)).to_string()]);
+                sv.args(["--window-from", &secs(window_from)]);
+                sv.args(["--window-for", &secs(window_for)]);
+                let mut cl = Command::new("ip");
+                cl.args(["netns", "exec", &l.node_ns(sn)])
+                    .arg(&opts.braid)
+                    .args(["testbed", "stream", "onoff"]);
+                cl.args(["--bind", &SocketAddr::from((paths[0].0, 0)).to_string()]);
+                cl.args([
+                    "--connect",
+                    &SocketAddr::from((paths[0].1, port)).to_string(),
+                ]);
+                cl.args(["--cc", &cc, "--time", &secs(send_for)]);
+                cl.args(["--size-mean", &o.size_mean.to_string()]);
+                cl.args(["--size-shape", &o.size_shape.to_string()]);
+                cl.args(["--gap-mean", &secs(o.gap_mean)]);
+                cl.args(["--gap-shape", &o.gap_shape.to_string()]);
+                cl.args(["--seed", &(opts.seed * 1000 + f as u64).to_string()]);
+                (sv, cl)
+            }
+            (None, None) => {
+                return Err(TestbedError::Config(format!(
+                    "flow {}: not in the scenario's [[flow]]s",
+                    fp.name
+                )));
+            }
+            (None, Some(FlowKind::Braid)) => {
                 let (server_flags, client_flags) = perf_flags(&fp.name, table)?;
                 let a = braid_sim::run::association_config(&fp.scenario);
                 let mut sv = Command::new("ip");
@@ -548,7 +608,7 @@ pub fn run_flows(
                     cl.args(["--bind", &SocketAddr::from((*src, port)).to_string()]);
                     cl.args(["--connect", &SocketAddr::from((*d, port)).to_string()]);
                 }
-                match spec.bytes {
+                match s.flows[f].bytes {
                     Some(b) => cl.args(["--bytes", &b.0.to_string()]),
                     None => cl.args(["--time", &secs(send_for)]),
                 };
@@ -561,8 +621,9 @@ pub fn run_flows(
                 }
                 (sv, cl)
             }
-            FlowKind::Tcp | FlowKind::Mptcp => {
-                let mptcp = spec.kind == FlowKind::Mptcp;
+            (None, Some(kind @ (FlowKind::Tcp | FlowKind::Mptcp))) => {
+                let spec = &s.flows[f];
+                let mptcp = kind == FlowKind::Mptcp;
                 if mptcp {
                     // The receiver announces its other addresses (RFC 8684 ADD_ADDR).
                     for (k, (_, d)) in paths.iter().enumerate().skip(1) {
@@ -639,6 +700,59 @@ pub fn run_flows(
                 start,
             },
             client,
+        ));
+    }
+    // Unresponsive sources: a sink at the route's end, a blaster from the start.
+    for (i, src) in l.plan.packet_sources.iter().enumerate() {
+        let port = BASE_PORT + (l.plan.flows.len() + i) as u16;
+        let (a, d) = l.route_addrs(&src.route);
+        let (sn, dn) = (
+            l.ends(src.route[0]).0,
+            l.ends(src.route[src.route.len() - 1]).1,
+        );
+        let file = |role: &str, ext: &str| {
+            std::fs::File::create(opts.out.join(format!("cross-{}-{role}.{ext}", src.name)))
+                .map_err(|e| cmd_err("creating a cross-traffic output", e))
+        };
+        let mut sv = Command::new("ip");
+        sv.args(["netns", "exec", &l.node_ns(dn)])
+            .arg(&opts.braid)
+            .args(["testbed", "stream", "sink"]);
+        sv.args(["--bind", &SocketAddr::from((d, port)).to_string()]);
+        // It stops by itself shortly after the source, before the run stops the receivers.
+        let listen = SERVER_SETTLE + duration + Duration::from_millis(300);
+        sv.args(["--time", &secs(listen)]);
+        sv.args(["--window-from", &secs(window_from)]);
+        sv.args(["--window-for", &secs(window_for)]);
+        let server = sv
+            .stdout(file("sink", "json")?)
+            .stderr(file("sink", "log")?)
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| cmd_err("starting a cross-traffic sink", e))?;
+        let mut cl = Command::new("ip");
+        cl.args(["netns", "exec", &l.node_ns(sn)])
+            .arg(&opts.braid)
+            .args(["testbed", "stream", "blast"]);
+        cl.args(["--bind", &SocketAddr::from((a, 0)).to_string()]);
+        cl.args(["--connect", &SocketAddr::from((d, port)).to_string()]);
+        cl.args(["--rate-bps", &src.rate_bps.to_string()]);
+        cl.args(["--size", &src.packet_size.to_string()]);
+        cl.args(["--time", &secs(duration)]);
+        cl.args(["--seed", &(opts.seed * 1000 + 500 + i as u64).to_string()]);
+        if src.poisson {
+            cl.arg("--poisson");
+        }
+        cl.stdout(file("source", "json")?)
+            .stderr(file("source", "log")?)
+            .stdin(Stdio::null());
+        running.push((
+            Running {
+                server,
+                client: None,
+                start: Duration::ZERO,
+            },
+            cl,
         ));
     }
     std::thread::sleep(SERVER_SETTLE);
@@ -824,9 +938,25 @@ fn metrics(
     let l = &bed.layout;
     let mut m = BTreeMap::new();
     let mut goodputs = Vec::new();
+    let window_s = s.duration.0.saturating_sub(s.warmup.0).as_secs_f64();
+    let mut cross: BTreeMap<&str, f64> = BTreeMap::new();
     for (f, fp) in l.plan.flows.iter().enumerate() {
-        let kind = s.flows[f].kind;
         let file = |role: &str| opts.out.join(format!("flow-{}-{role}.json", fp.name));
+        let Some(kind) = s.flows.get(f).map(|spec| spec.kind) else {
+            // A Pareto on/off flow: its window's bytes go to its cross traffic's goodput.
+            let Some((k, _)) = fp.onoff else { continue };
+            let bytes = json(&file("server"))
+                .and_then(|v| v.get("window_bytes").and_then(serde_json::Value::as_f64))
+                .ok_or_else(|| {
+                    TestbedError::Config(format!(
+                        "cross flow {}: no result (see {})",
+                        fp.name,
+                        file("server").display()
+                    ))
+                })?;
+            *cross.entry(l.plan.onoff[k].name.as_str()).or_default() += bytes;
+            continue;
+        };
         let g = match kind {
             FlowKind::Braid => json(&file("client")).and_then(|v| {
                 v.get("omit_goodput_mbps")
@@ -862,6 +992,27 @@ fn metrics(
     }
     let shares: Vec<f64> = l.plan.fairness.iter().map(|&f| goodputs[f]).collect();
     m.insert("jain_fairness".into(), topology::jain(&shares));
+    for (name, bytes) in cross {
+        m.insert(
+            format!("cross_{name}_goodput_mbps"),
+            bytes * 8.0 / window_s.max(1e-9) / 1e6,
+        );
+    }
+    // What the unresponsive sources got through in the window (the testbed's only: the
+    // simulator does not count them).
+    for src in &l.plan.packet_sources {
+        let p = opts.out.join(format!("cross-{}-sink.json", src.name));
+        let v = json(&p)
+            .and_then(|v| v.get("window_mbps").and_then(serde_json::Value::as_f64))
+            .ok_or_else(|| {
+                TestbedError::Config(format!(
+                    "cross {}: no result (see {})",
+                    src.name,
+                    p.display()
+                ))
+            })?;
+        m.insert(format!("cross_{}_delivered_mbps", src.name), v);
+    }
     for lk in &l.links {
         if !lk.emulated {
             continue;
@@ -1053,15 +1204,21 @@ association = { buffer = "64KiB", stream_scheduler = "fixed" }
     }
 
     #[test]
-    fn cross_traffic_is_refused() {
+    fn cross_traffic_runs_along_its_route_and_on_off_flows_are_noted() {
         let text = format!(
-            "{TWO_HOPS}\n[[cross]]\nname = \"c\"\nkind = \"constant\"\nfrom = \"S\"\nto = \"D\"\nrate = \"1Mbit/s\"\n"
+            "{TWO_HOPS}\n[[cross]]\nname = \"c\"\nkind = \"poisson\"\nfrom = \"S\"\nto = \"D\"\n\
+             rate = \"1Mbit/s\"\n\n[[cross]]\nname = \"web\"\nkind = \"pareto-onoff\"\n\
+             from = \"S\"\nto = \"D\"\nflows = 2\n"
         );
-        let s: Scenario = toml::from_str(&text).unwrap();
-        let e = Layout::new(&s, "tb").unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("[[cross]] traffic does not run on the testbed")
-        );
+        let (_, _, l) = layout(&text);
+        assert_eq!(l.plan.packet_sources.len(), 1);
+        let (a, d) = l.route_addrs(&l.plan.packet_sources[0].route);
+        // The same ends as the flow between the same nodes.
+        assert_eq!((a, d), l.path_addrs(0, 0));
+        // The on/off flows follow the [[flow]]s, and the testbed says what it leaves out.
+        assert_eq!(l.plan.flows.len(), 3);
+        assert_eq!(l.plan.flows[1].name, "web#0");
+        assert_eq!(l.notes().len(), 1);
+        assert!(l.notes()[0].contains("extra round trip"), "{:?}", l.notes());
     }
 }

@@ -11,10 +11,13 @@
 //!   ([`plumb::plumb_link_namespace`]), undone on drop.
 //! * [`emu`] — the emulator's I/O loop and its statistics.
 //! * [`core`] — the clock-free scheduling of one direction (testable with a fake clock).
+//! * [`bed`] — `braid testbed up|run|down`: a topology scenario on namespaces.
+//! * [`stream`] — the kernel's TCP and MPTCP flows; [`cross`] — cross traffic.
 
 pub mod bed;
 pub mod config;
 pub mod core;
+pub mod cross;
 pub mod emu;
 pub mod plumb;
 pub mod stream;

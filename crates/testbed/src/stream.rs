@@ -31,6 +31,9 @@ pub struct StreamReport {
     pub omit_goodput_mbps: Option<f64>,
     /// The protocol the receiver accepted with: `tcp` or `mptcp`.
     pub protocol: &'static str,
+    /// Bytes read inside the window asked for (counted from the call, as the simulator
+    /// counts a run's window from its start: cross traffic's bursts start at random times).
+    pub window_bytes: Option<u64>,
 }
 
 fn socket(addr: &SocketAddr, mptcp: bool) -> io::Result<Socket> {
@@ -42,13 +45,16 @@ fn socket(addr: &SocketAddr, mptcp: bool) -> io::Result<Socket> {
     Socket::new(Domain::for_address(*addr), Type::STREAM, Some(proto))
 }
 
-/// Accepts one stream on `bind`, reads it to its end and reports.
+/// Accepts one stream on `bind`, reads it to its end and reports; `window` (start, length
+/// from the call) is counted apart.
 pub fn receive(
     bind: SocketAddr,
     mptcp: bool,
     omit: Duration,
     buffer: Option<u64>,
+    window: Option<(Duration, Duration)>,
 ) -> io::Result<StreamReport> {
+    let called = clock();
     let s = socket(&bind, mptcp)?;
     if let Some(b) = buffer {
         // Set on the listener, inherited by the accepted socket (before the handshake, so
@@ -64,11 +70,18 @@ pub fn receive(
     let mut bytes = 0u64;
     let mut first = None;
     let mut at_omit = None;
+    let mut in_window = 0u64;
     loop {
         let n = conn.read(&mut buf)?;
         let now = clock();
         if n == 0 {
             break;
+        }
+        if let Some((from, len)) = window {
+            let at = now.duration_since(called);
+            if at >= from && at < from.saturating_add(len) {
+                in_window += n as u64;
+            }
         }
         let t0 = *first.get_or_insert(now);
         if at_omit.is_none() && now.duration_since(t0) >= omit {
@@ -93,6 +106,7 @@ pub fn receive(
         omit_s: omit.as_secs_f64(),
         omit_goodput_mbps: at_omit.map(|(t, b)| mbps(bytes - b, since(t))),
         protocol: if mptcp { "mptcp" } else { "tcp" },
+        window_bytes: window.map(|_| in_window),
     })
 }
 
@@ -152,7 +166,15 @@ mod tests {
             l.local_addr().unwrap().port()
         };
         let at: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let rx = std::thread::spawn(move || receive(at, false, Duration::from_millis(50), None));
+        let rx = std::thread::spawn(move || {
+            receive(
+                at,
+                false,
+                Duration::from_millis(50),
+                None,
+                Some((Duration::ZERO, Duration::from_secs(60))),
+            )
+        });
         std::thread::sleep(Duration::from_millis(100));
         let bind: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let sent = send(
@@ -166,6 +188,11 @@ mod tests {
         .unwrap();
         let r = rx.join().unwrap().unwrap();
         assert_eq!(r.bytes, sent);
+        assert_eq!(
+            r.window_bytes,
+            Some(sent),
+            "the whole stream fell in the window"
+        );
         assert!(r.goodput_mbps > 0.0 && r.omit_goodput_mbps.is_some());
     }
 }

@@ -1,6 +1,7 @@
-//! The two system calls the emulator needs that no safe wrapper in the dependency tree
-//! offers: `ioctl(TUNSETIFF)` (attach a file to a TUN device) and `getrusage` (the
-//! emulator's CPU time). Everything unsafe in the crate is here.
+//! The system calls the testbed needs that no safe wrapper in the dependency tree offers:
+//! `ioctl(TUNSETIFF)` (attach a file to a TUN device), `getrusage` (the emulator's CPU time)
+//! and `ioctl(SIOCOUTQ)` (a TCP socket's unacknowledged bytes). Everything unsafe in the
+//! crate is here.
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -52,4 +53,16 @@ pub(crate) fn thread_cpu_time() -> io::Result<Duration> {
         Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
     };
     Ok(tv(ru.ru_utime) + tv(ru.ru_stime))
+}
+
+/// Bytes a TCP socket has written and not yet had acknowledged (`SIOCOUTQ`, tcp(7)).
+pub(crate) fn unacked_bytes(sock: &impl AsRawFd) -> io::Result<usize> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: the descriptor is open for the duration of the call and SIOCOUTQ (TIOCOUTQ)
+    // writes exactly one `int` to the pointer, which is valid for it.
+    let r = unsafe { libc::ioctl(sock.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(usize::try_from(n).unwrap_or(0))
 }
