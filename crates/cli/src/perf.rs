@@ -189,8 +189,10 @@ pub(crate) struct ClientArgs {
     /// offers Eifel-Supported (braid does); otherwise DupTSN runs.
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
-    /// Congestion control per path: cubic (RFC 9438 with HyStart++, the default), reno
-    /// (RFC 9260), or the coupled cmt-rpv1, cmt-rpv2, lia.
+    /// Congestion control per path: cubic (RFC 9438 with HyStart++, the default),
+    /// cubic-linux (the same as Linux runs it: the Reno-friendly α never becomes 1, the
+    /// curve aimed one minimum RTT ahead), reno (RFC 9260), or the coupled cmt-rpv1,
+    /// cmt-rpv2, lia.
     #[arg(long, default_value = "cubic")]
     cc: braid_net::CongestionControl,
     /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt.

@@ -341,8 +341,7 @@ impl AssociationConfig {
     /// the bound is what could ever be in flight, `send_buffer_max`. Reno keeps the a_rwnd:
     /// without HyStart++ its slow start would overshoot a long path by a whole window.
     pub(crate) fn initial_ssthresh(&self, peer_rwnd: usize) -> usize {
-        if self.cc == crate::cc::CongestionControl::Cubic && self.send_buffer_max > self.send_buffer
-        {
+        if self.cc.is_cubic() && self.send_buffer_max > self.send_buffer {
             peer_rwnd.max(self.send_buffer_max)
         } else {
             peer_rwnd

@@ -426,8 +426,8 @@ pub struct AssociationSpec {
     /// CMT Delayed Ack for CMT.
     #[serde(alias = "dac")]
     pub cmt_dac: Option<bool>,
-    /// Congestion control of every path: `cubic` (default), `reno`, `cmt-rpv1`, `cmt-rpv2`,
-    /// `lia`.
+    /// Congestion control of every path: `cubic` (default), `cubic-linux` (CUBIC as Linux
+    /// runs it), `reno`, `cmt-rpv1`, `cmt-rpv2`, `lia`.
     pub cc: Option<CongestionControl>,
     /// Which path a retransmission goes on: `same`, `asap`, `cwnd`, `ssthresh`, `lossrate`.
     pub rtx_policy: Option<RtxPolicy>,

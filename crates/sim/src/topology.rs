@@ -20,8 +20,10 @@
 //! departs from in Linux TCP: it counts chunks (TSNs) not bytes, with 48 header bytes per
 //! packet (IPv4 20, SCTP 12, DATA 16) against TCP's 52 (IPv4 20, TCP 20, timestamps 12); its
 //! SACK reports gap blocks for every chunk (Linux's at most 3 or 4 ranges per ACK); its
-//! CUBIC is braid's (RFC 9438, no HyStart); its loss detection is braid's RACK-TLP on one path,
-//! as Linux's default; no TSO bursts, no pacing (Linux paces only with fq or BBR); its
+//! CUBIC is braid's: RFC 9438 with HyStart++ (RFC 9406) where Linux runs the older HyStart,
+//! and with `cc = "cubic-linux"` Linux's Reno-friendly α and curve aim; its loss detection
+//! is braid's RACK-TLP on one path, as Linux's default, with RFC 9260's 1 s RTO.Min (Linux:
+//! 200 ms); no TSO bursts, no pacing (Linux paces only with fq or BBR); its
 //! delayed ACK is every second packet or 40 ms (Linux also ACKs at once in quick-ack mode
 //! after idle); its receive window is braid's autotuned buffer.
 

@@ -418,7 +418,7 @@ fn bad_names_of_the_core_s_enums_list_the_valid_ones() {
         &d,
         8,
         "association.cc",
-        "unknown variant `bbr`, expected one of `reno`, `cmt-rpv1`, `cmt-rpv2`, `lia`, `cubic`",
+        "unknown variant `bbr`, expected one of `reno`, `cmt-rpv1`, `cmt-rpv2`, `lia`, `cubic`, `cubic-linux`",
     );
     let d = assoc("rtx_policy = \"fastest\"");
     assert_diag(

@@ -181,7 +181,7 @@ mod tests {
             CmtRpv1 => Rpv1::ss_increase(g, i, reno),
             CmtRpv2 => Rpv2::ss_increase(g, i, reno),
             Lia => LiaRule::ss_increase(g, i, reno),
-            Cubic => unreachable!("CUBIC is not a coupled rule"),
+            Cubic | CubicLinux => unreachable!("CUBIC is not a coupled rule"),
         })
     }
 
@@ -191,7 +191,7 @@ mod tests {
             CmtRpv1 => Rpv1::ca_increase(g, i),
             CmtRpv2 => Rpv2::ca_increase(g, i),
             Lia => LiaRule::ca_increase(g, i),
-            Cubic => unreachable!("CUBIC is not a coupled rule"),
+            Cubic | CubicLinux => unreachable!("CUBIC is not a coupled rule"),
         })
     }
 
@@ -201,7 +201,7 @@ mod tests {
             CmtRpv1 => Rpv1::loss_ssthresh(g, i),
             CmtRpv2 => Rpv2::loss_ssthresh(g, i),
             Lia => LiaRule::loss_ssthresh(g, i),
-            Cubic => unreachable!("CUBIC is not a coupled rule"),
+            Cubic | CubicLinux => unreachable!("CUBIC is not a coupled rule"),
         })
     }
 

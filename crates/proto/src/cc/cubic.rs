@@ -27,10 +27,25 @@ struct Prior {
     ss: SlowStart,
 }
 
+/// Which CUBIC: the RFC's, or Linux's reading of it (net/ipv4/tcp_cubic.c), the CUBIC most
+/// TCP flows sharing a bottleneck with braid run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavour {
+    /// RFC 9438 as written.
+    Rfc9438,
+    /// Linux: the Reno-friendly α stays 3(1-β)/(1+β) (no §4.3 switch to 1 past
+    /// cwnd_prior), and W_cubic is aimed one minimum RTT ahead (`delay_min`), not one
+    /// smoothed RTT.
+    Linux,
+}
+
 /// One path's CUBIC state over its RFC 9260 window `w`.
 #[derive(Debug, Clone)]
 pub(crate) struct Cubic {
     pub(crate) w: Window,
+    flavour: Flavour,
+    /// The smallest RTT sample so far (Linux's `delay_min`).
+    min_rtt: Option<Duration>,
     /// cwnd before the last reduction, in segments (W_max).
     w_max: f64,
     /// Seconds from the epoch's start until the window reaches W_max again.
@@ -55,8 +70,15 @@ pub(crate) struct Cubic {
 impl Cubic {
     /// RFC 9260 §7.2.1's initial window; `ssthresh` as for Reno.
     pub(crate) fn new(mtu: usize, ssthresh: usize) -> Self {
+        Self::with_flavour(mtu, ssthresh, Flavour::Rfc9438)
+    }
+
+    /// The same, of the given flavour.
+    pub(crate) fn with_flavour(mtu: usize, ssthresh: usize, flavour: Flavour) -> Self {
         Self {
             w: Window::new(mtu, ssthresh),
+            flavour,
+            min_rtt: None,
             w_max: 0.0,
             k: 0.0,
             epoch: None,
@@ -106,13 +128,15 @@ impl Cubic {
             (now, cwnd)
         });
         let t = now.saturating_duration_since(start).as_secs_f64();
-        let rtt = self
-            .srtt
-            .unwrap_or(Duration::from_millis(100))
-            .as_secs_f64();
+        let ahead = match self.flavour {
+            Flavour::Rfc9438 => self.srtt,
+            Flavour::Linux => self.min_rtt.or(self.srtt),
+        };
+        let rtt = ahead.unwrap_or(Duration::from_millis(100)).as_secs_f64();
         let acked_segs = self.segments(acked);
-        // §4.3: the Reno-friendly estimate; α becomes 1 once it passes cwnd_prior.
-        let alpha = if self.w_est >= self.cwnd_prior {
+        // §4.3: the Reno-friendly estimate; α becomes 1 once it passes cwnd_prior (Linux
+        // keeps α: against Reno's AIMD(1, 0.5) its share stays Reno's, not twice it).
+        let alpha = if self.w_est >= self.cwnd_prior && self.flavour == Flavour::Rfc9438 {
             1.0
         } else {
             ALPHA
@@ -207,6 +231,9 @@ impl Controller for Cubic {
     fn on_sack(&mut self, s: &AckSample) {
         self.now = Some(s.now);
         self.srtt = s.srtt;
+        if let Some(r) = s.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
         if self.w.in_slow_start() && self.ss.on_sack(s) {
             // RFC 9406 §4.2: CSS_ROUNDS passed: congestion avoidance from this window.
             self.w.ssthresh = self.w.cwnd;
@@ -336,5 +363,60 @@ mod tests {
         Controller::undo(&mut c, 50 * MTU, usize::MAX);
         assert_eq!(phase(&c), Phase::SlowStart);
         assert_eq!(c.w.cwnd, 50 * MTU);
+    }
+
+    /// Growth per RTT in the Reno-friendly region once the window has passed cwnd_prior: RFC
+    /// 9438 §4.3 switches α to 1 there, Linux keeps 3(1-β)/(1+β) ≈ 0.53.
+    fn reno_friendly_growth(flavour: Flavour) -> f64 {
+        let mut c = Cubic::with_flavour(MTU, 0, flavour);
+        c.w.cwnd = 100 * MTU;
+        c.on_loss(&ctx());
+        // A 1 ms RTT: the Reno-friendly estimate outruns the cubic curve (K ≈ 4.2 s).
+        let mut crossed = None;
+        for t in 0..2000u64 {
+            c.on_sack(&sample(t, Some(1)));
+            let w = c.w.cwnd;
+            c.on_ack(&ctx(), w, w);
+            let segs = c.w.cwnd / MTU;
+            match crossed {
+                None if segs >= 110 => crossed = Some((t, segs)),
+                Some((t0, s0)) if t == t0 + 100 => return (segs - s0) as f64 / 100.0,
+                _ => {}
+            }
+        }
+        panic!("{flavour:?}: the window never passed 110 segments");
+    }
+
+    #[test]
+    fn past_cwnd_prior_rfc_cubic_grows_as_reno_and_linux_cubic_at_alpha() {
+        let rfc = reno_friendly_growth(Flavour::Rfc9438);
+        let linux = reno_friendly_growth(Flavour::Linux);
+        assert!((rfc - 1.0).abs() < 0.05, "RFC 9438: {rfc} segments per RTT");
+        assert!(
+            (linux - ALPHA).abs() < 0.05,
+            "Linux: {linux} segments per RTT"
+        );
+    }
+
+    #[test]
+    fn linux_cubic_aims_its_curve_one_minimum_rtt_ahead() {
+        // Convex region (at W_max, K = 0): the target one RTT ahead is larger for a larger
+        // RTT, so aiming by the 10 ms minimum grows less than by the 200 ms smoothed RTT.
+        let grow = |flavour: Flavour| {
+            let mut c = in_ca(100, 100);
+            c.flavour = flavour;
+            c.on_sack(&sample(0, Some(10)));
+            c.on_ack(&ctx(), MTU, 200 * MTU);
+            // Three seconds into the epoch the queue has grown: srtt 200 ms, minimum 10 ms.
+            c.on_sack(&sample(3000, Some(200)));
+            let before = c.w.cwnd;
+            c.on_ack(&ctx(), 100 * MTU, 200 * MTU);
+            c.w.cwnd - before
+        };
+        let (linux, rfc) = (grow(Flavour::Linux), grow(Flavour::Rfc9438));
+        assert!(
+            0 < linux && linux < rfc,
+            "Linux {linux} bytes, RFC 9438 {rfc} bytes"
+        );
     }
 }

@@ -52,6 +52,17 @@ pub enum CongestionControl {
     /// fills long fat paths that Reno's linear growth takes minutes to open.
     #[default]
     Cubic,
+    /// CUBIC as Linux runs it (its Reno-friendly α never switches to 1, its curve is aimed
+    /// one minimum RTT ahead): the kernel CUBIC flows' own aggressiveness, for sharing a
+    /// bottleneck with them on even terms.
+    CubicLinux,
+}
+
+impl CongestionControl {
+    /// Either CUBIC.
+    pub fn is_cubic(self) -> bool {
+        matches!(self, Self::Cubic | Self::CubicLinux)
+    }
 }
 
 /// What a controller sees of the association when its window moves: every path's view
@@ -290,6 +301,11 @@ impl AnyController {
             CongestionControl::CmtRpv2 => Self::Rpv2(Coupled::new(mtu, peer_rwnd, npaths)),
             CongestionControl::Lia => Self::Lia(Coupled::new(mtu, peer_rwnd, npaths)),
             CongestionControl::Cubic => Self::Cubic(Box::new(Cubic::new(mtu, peer_rwnd))),
+            CongestionControl::CubicLinux => Self::Cubic(Box::new(Cubic::with_flavour(
+                mtu,
+                peer_rwnd,
+                cubic::Flavour::Linux,
+            ))),
         }
     }
 }

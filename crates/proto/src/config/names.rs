@@ -54,12 +54,13 @@ fn lookup<T: Copy>(
 
 impl CongestionControl {
     /// Every controller with its name.
-    pub const NAMES: [(&'static str, Self); 5] = [
+    pub const NAMES: [(&'static str, Self); 6] = [
         ("reno", Self::Reno),
         ("cmt-rpv1", Self::CmtRpv1),
         ("cmt-rpv2", Self::CmtRpv2),
         ("lia", Self::Lia),
         ("cubic", Self::Cubic),
+        ("cubic-linux", Self::CubicLinux),
     ];
 }
 
@@ -275,7 +276,7 @@ mod tests {
         let e = "bbr".parse::<CongestionControl>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown congestion control \"bbr\" (expected one of: reno, cmt-rpv1, cmt-rpv2, lia, cubic)"
+            "unknown congestion control \"bbr\" (expected one of: reno, cmt-rpv1, cmt-rpv2, lia, cubic, cubic-linux)"
         );
         let e = "RR".parse::<SchedulerKind>().unwrap_err();
         assert_eq!(e.what, "stream scheduler");
