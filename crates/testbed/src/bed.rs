@@ -143,12 +143,22 @@ impl Layout {
         let cfg = |m: String| TestbedError::Config(m);
         let plan = topology::plan(s).map_err(|e| cfg(e.to_string()))?;
         let mut notes = Vec::new();
-        for o in &plan.onoff {
-            notes.push(format!(
-                "cross {}: its on/off flows run without their extra round trip (the \
-                 simulator's `rtt` range): they see the route's own",
-                o.name
-            ));
+        for (k, o) in plan.onoff.iter().enumerate() {
+            let extra =
+                (plan.flows.iter()).any(|f| f.onoff.is_some_and(|(j, d)| j == k && !d.is_zero()));
+            if extra {
+                notes.push(format!(
+                    "cross {}: its on/off flows run without their extra round trip (the \
+                     simulator's `rtt` range): they see the route's own",
+                    o.name
+                ));
+            }
+        }
+        if let Some(src) = plan.packet_sources.iter().find(|p| p.packet_size <= 28) {
+            return Err(cfg(format!(
+                "cross {}: packet_size {} leaves no UDP payload (IPv4 and UDP take 28 bytes)",
+                src.name, src.packet_size
+            )));
         }
         if s.links.len() > MAX_LINKS {
             return Err(cfg(format!("at most {MAX_LINKS} links on the testbed")));
@@ -279,6 +289,21 @@ impl Layout {
         }
         out
     }
+}
+
+/// The kernel's name of a controller: Linux runs its own CUBIC whichever flavour braid's
+/// scenario names.
+fn kernel_cc(cc: braid_proto::CongestionControl) -> String {
+    if cc.is_cubic() {
+        "cubic".to_string()
+    } else {
+        cc.to_string()
+    }
+}
+
+/// A seed for one cross-traffic process: the run's seed, a stream per kind, an index.
+fn draw_seed(seed: u64, stream: u64, i: usize) -> u64 {
+    seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (stream << 32) ^ i as u64
 }
 
 /// Whether a link needs an emulator: anything but an instant (no delay), fast (1 Gbit/s or
@@ -525,7 +550,7 @@ pub fn run_flows(
     let duration = s.duration.0;
     let warmup = s.warmup.0;
     let mut running = Vec::new();
-    let secs = |d: Duration| format!("{:.3}s", d.as_secs_f64());
+    let secs = |d: Duration| format!("{:.9}s", d.as_secs_f64());
     // Cross traffic counts its window from its receiver's start, as the simulator does from
     // the run's: the senders start a settling time after the receivers.
     let window_from = SERVER_SETTLE + warmup;
@@ -559,7 +584,7 @@ pub fn run_flows(
             (Some((k, _)), _) => {
                 // A Pareto on/off flow of the kernel's TCP.
                 let o = &l.plan.onoff[k];
-                let cc = fp.scenario.association.cc.unwrap_or_default().to_string();
+                let cc = kernel_cc(fp.scenario.association.cc.unwrap_or_default());
                 let mut sv = Command::new("ip");
                 sv.args(["netns", "exec", &l.node_ns(dn)])
                     .arg(&opts.braid)
@@ -581,7 +606,7 @@ pub fn run_flows(
                 cl.args(["--size-shape", &o.size_shape.to_string()]);
                 cl.args(["--gap-mean", &secs(o.gap_mean)]);
                 cl.args(["--gap-shape", &o.gap_shape.to_string()]);
-                cl.args(["--seed", &(opts.seed * 1000 + f as u64).to_string()]);
+                cl.args(["--seed", &draw_seed(opts.seed, 1, f).to_string()]);
                 (sv, cl)
             }
             (None, None) => {
@@ -646,7 +671,7 @@ pub fn run_flows(
                 let kernel_cc = spec
                     .kernel_cc
                     .clone()
-                    .unwrap_or_else(|| fp.scenario.association.cc.unwrap_or_default().to_string());
+                    .unwrap_or_else(|| kernel_cc(fp.scenario.association.cc.unwrap_or_default()));
                 let mut sv = Command::new("ip");
                 sv.args(["netns", "exec", &l.node_ns(dn)])
                     .arg(&opts.braid)
@@ -739,7 +764,7 @@ pub fn run_flows(
         cl.args(["--rate-bps", &src.rate_bps.to_string()]);
         cl.args(["--size", &src.packet_size.to_string()]);
         cl.args(["--time", &secs(duration)]);
-        cl.args(["--seed", &(opts.seed * 1000 + 500 + i as u64).to_string()]);
+        cl.args(["--seed", &draw_seed(opts.seed, 2, i).to_string()]);
         if src.poisson {
             cl.arg("--poisson");
         }

@@ -134,8 +134,7 @@ impl Cubic {
         };
         let rtt = ahead.unwrap_or(Duration::from_millis(100)).as_secs_f64();
         let acked_segs = self.segments(acked);
-        // §4.3: the Reno-friendly estimate; α becomes 1 once it passes cwnd_prior (Linux
-        // keeps α: against Reno's AIMD(1, 0.5) its share stays Reno's, not twice it).
+        // §4.3: α becomes 1 once the estimate passes cwnd_prior; Linux keeps α throughout.
         let alpha = if self.w_est >= self.cwnd_prior && self.flavour == Flavour::Rfc9438 {
             1.0
         } else {
@@ -226,6 +225,10 @@ impl Controller for Cubic {
 
     fn on_timeout(&mut self, _ctx: &Ctx<'_>) {
         self.reduce(true);
+        if self.flavour == Flavour::Linux {
+            // Linux forgets delay_min on a timeout (bictcp_reset): the path may have changed.
+            self.min_rtt = None;
+        }
     }
 
     fn on_sack(&mut self, s: &AckSample) {
