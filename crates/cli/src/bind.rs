@@ -51,6 +51,21 @@ fn bind_error(addrs: &[SocketAddr], e: &io::Error) -> String {
     }
 }
 
+/// A failed connect in words: an abort with no cause during the handshake is what an
+/// endpoint without a listener on that SCTP port answers (RFC 9260 §8.4).
+pub(crate) fn connect_error(to: &str, sctp_port: u16, e: &braid_net::Error) -> String {
+    match e {
+        braid_net::Error::Closed(braid_net::CloseReason::PeerAbort(causes))
+            if causes.is_empty() =>
+        {
+            format!(
+                "connect to {to}: no SCTP listener on port {sctp_port} (the peer aborted the handshake)"
+            )
+        }
+        e => format!("connect to {to}: {e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,7 +95,7 @@ async fn nc(args: NcArgs) -> Result<(), Error> {
         )
         .await
         .map_err(|_| format!("connect to {to}: timed out"))?
-        .map_err(|e| format!("connect to {to}: {e}"))?
+        .map_err(|e| crate::bind::connect_error(&to, args.port, &e))?
     };
     let res = if args.echo {
         echo(&a).await

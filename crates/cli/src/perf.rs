@@ -109,7 +109,7 @@ pub(crate) struct ServerArgs {
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
     /// Congestion control of what the server sends (--echo): cubic (RFC 9438 with
-    /// HyStart++, the default) or reno (RFC 9260).
+    /// HyStart++, the default), cubic-linux, reno (RFC 9260), or the coupled ones.
     #[arg(long, default_value = "cubic")]
     cc: braid_net::CongestionControl,
     /// Pace what the server sends (--echo) at 2 (slow start) or 1.25 times cwnd/srtt.
@@ -143,9 +143,10 @@ pub(crate) struct ClientArgs {
     /// The server's SCTP port (also the local one unless --local-port).
     #[arg(long, default_value_t = 5001)]
     port: u16,
-    /// Local SCTP port (default: --port). Two clients on one host that talk to the same
-    /// server at once need different ones: the server tells associations apart by the
-    /// peer's address and SCTP port (RFC 9260 §1.5.1).
+    /// Local SCTP port (default: an ephemeral one, 49152-65535, from the process id). Two
+    /// clients on one host that talk to the same server at once need different ones: the
+    /// server tells associations apart by the peer's address and SCTP port (RFC 9260
+    /// §1.5.1), as TCP picks an ephemeral source port.
     #[arg(long)]
     local_port: Option<u16>,
     /// Send for this long (e.g. 10s, 500ms, 1m).
@@ -276,6 +277,13 @@ fn parse_interactive(s: &str) -> Result<Interactive, String> {
     Ok(Interactive { size, rate })
 }
 
+/// A client's own SCTP port when none is given: in the dynamic range (RFC 6335 §6), from
+/// the process id, so concurrent clients on one host, and a client restarted after a kill,
+/// do not present the port of an association the server still holds.
+fn ephemeral_sctp_port() -> u16 {
+    49_152 + (std::process::id() % 16_384) as u16
+}
+
 /// Parses `10s`, `500ms`, `2m`, `1.5s` or a plain number of seconds.
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
@@ -297,7 +305,7 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("duration must be positive: {s:?}"));
     }
-    Ok(Duration::from_secs_f64(v * mult))
+    Duration::try_from_secs_f64(v * mult).map_err(|_| format!("duration too long: {s:?}"))
 }
 
 /// [`parse_duration`], or `0` for "never".
@@ -763,7 +771,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         None => None,
     };
     let mut cfg = EndpointConfig {
-        port: args.local_port.unwrap_or(args.port),
+        port: args.local_port.unwrap_or_else(ephemeral_sctp_port),
         association: AssociationConfig {
             cmt: cmt.then(|| braid_net::CmtConfig {
                 send_run: args.send_run,
@@ -808,7 +816,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         r = tokio::time::timeout(Duration::from_secs(30), ep.connect(&args.connect, args.port)) => {
             match r {
                 Err(_) => return Err(format!("connect to {to}: timed out").into()),
-                Ok(Err(e)) => return Err(format!("connect to {to}: {e}").into()),
+                Ok(Err(e)) => return Err(crate::bind::connect_error(&to, args.port, &e).into()),
                 Ok(Ok(a)) => a,
             }
         }

@@ -509,11 +509,17 @@ fn perf_server_serves_clients_one_after_another_and_at_once() {
     let sized = ["--bytes", "5MiB", "--json"];
     // Two in a row from the same address and SCTP port (a new UDP port each time).
     for i in 0..2 {
-        let c = perf_client(&addr, &[&["--bind", "127.0.0.1:0"][..], &sized].concat()).wait();
+        let one = ["--bind", "127.0.0.1:0", "--local-port", "5003"];
+        let c = perf_client(&addr, &[&one[..], &sized].concat()).wait();
         assert_ok(&c, &format!("sequential client {i}"));
     }
-    // Two at once: another SCTP port from the same address, and another address.
-    let a = perf_client(
+    // Two at once from the same address: each has its own (ephemeral) SCTP port.
+    let a = perf_client(&addr, &[&["--bind", "127.0.0.1:0"][..], &sized].concat());
+    let b = perf_client(&addr, &[&["--bind", "127.0.0.1:0"][..], &sized].concat());
+    assert_ok(&a.wait(), "concurrent client a");
+    assert_ok(&b.wait(), "concurrent client b");
+    // An explicit SCTP port, and another address.
+    let c = perf_client(
         &addr,
         &[
             &["--bind", "127.0.0.1:0", "--local-port", "5002"][..],
@@ -521,16 +527,16 @@ fn perf_server_serves_clients_one_after_another_and_at_once() {
         ]
         .concat(),
     );
-    let b = perf_client(&addr, &[&["--bind", "127.0.0.2:0"][..], &sized].concat());
-    assert_ok(&a.wait(), "concurrent client a");
-    assert_ok(&b.wait(), "concurrent client b");
+    let d = perf_client(&addr, &[&["--bind", "127.0.0.2:0"][..], &sized].concat());
+    assert_ok(&c.wait(), "concurrent client c");
+    assert_ok(&d.wait(), "concurrent client d");
     // Ctrl-C stops a long-running server; with nothing in progress that is a success.
     std::thread::sleep(Duration::from_millis(200));
     signal(&server, "-INT");
     let s = server.wait();
     assert_ok(&s, "server");
     let runs = sessions(&s.stdout);
-    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert_eq!(runs.len(), 6, "{runs:?}");
     for (i, j) in runs.iter().enumerate() {
         assert_eq!(j["id"], i as u64 + 1);
         assert_eq!(j["ok"], true, "{j}");

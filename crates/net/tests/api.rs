@@ -376,6 +376,45 @@ async fn connect_by_host_name() {
     .unwrap();
 }
 
+/// An INIT to an SCTP port nobody serves gets an ABORT (RFC 9260 §8.4), so connecting to
+/// a wrong port fails with the peer's abort rather than waiting out every INIT retry; a
+/// destination nothing could answer from, or the endpoint's own address, fails before
+/// anything is sent.
+#[tokio::test]
+async fn a_wrong_port_or_an_impossible_address_fails_at_once() {
+    timeout(LIMIT, async {
+        let srv = endpoint(true);
+        let cli = endpoint(false);
+        let at = srv.local_addrs()[0];
+        let served = EndpointConfig::default().port;
+        let r = cli.connect(&[at], served.wrapping_add(1).max(1)).await;
+        assert!(
+            matches!(r, Err(Error::Closed(CloseReason::PeerAbort(_)))),
+            "{:?}",
+            r.err()
+        );
+        for bad in ["0.0.0.0:9899", "127.0.0.1:0"] {
+            let r = cli.connect(&[bad.parse().unwrap()], served).await;
+            assert!(matches!(r, Err(Error::Connect(_))), "{bad}: {:?}", r.err());
+        }
+        let own = cli.local_addrs()[0];
+        let r = cli.connect(&[own], served).await;
+        assert!(
+            matches!(r, Err(Error::Connect(_))),
+            "own address: {:?}",
+            r.err()
+        );
+        // The listener still serves its own port.
+        let a = cli.connect(&[at], served).await.unwrap();
+        drop(srv.accept().await.unwrap());
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn async_write_waits_for_room_and_async_read_gets_every_byte() {
     timeout(LIMIT, async {

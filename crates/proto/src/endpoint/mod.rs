@@ -36,6 +36,14 @@ pub enum ConnectError {
     /// Peer port 0 is not allowed (RFC 9260 §3.1).
     #[error("invalid peer port 0")]
     InvalidPort,
+    /// Nothing can answer from this address: unspecified, multicast or broadcast, or UDP
+    /// port 0 (RFC 9260 §5.1.2 takes unicast addresses only; RFC 6951 §5).
+    #[error("cannot connect to {0}: not a unicast address and port")]
+    InvalidAddress(SocketAddr),
+    /// The address is one of the endpoint's own: it would talk to itself (own addresses
+    /// never become paths).
+    #[error("cannot connect to {0}: it is this endpoint's own address")]
+    OwnAddress(SocketAddr),
 }
 
 /// A packet the endpoint itself must send (INIT-ACK, OOTB answers).
@@ -243,6 +251,16 @@ impl Endpoint {
     ) -> Result<AssocId, ConnectError> {
         if peer_port == 0 {
             return Err(ConnectError::InvalidPort);
+        }
+        let unicast = match remote.ip() {
+            IpAddr::V4(v4) => !(v4.is_unspecified() || v4.is_multicast() || v4.is_broadcast()),
+            IpAddr::V6(v6) => !(v6.is_unspecified() || v6.is_multicast()),
+        };
+        if !unicast || remote.port() == 0 {
+            return Err(ConnectError::InvalidAddress(remote));
+        }
+        if remote == local || self.local_addrs.contains(&remote) {
+            return Err(ConnectError::OwnAddress(remote));
         }
         if self.live_owner(remote.ip(), peer_port).is_some() {
             return Err(ConnectError::AlreadyConnected(remote));
@@ -487,8 +505,12 @@ impl Endpoint {
         let Ok(h) = CommonHeader::peek(&packet) else {
             return None;
         };
-        if h.src_port == 0 || h.dst_port != self.cfg.port {
+        if h.src_port == 0 {
             return None; // §3.1: port 0 is not a valid SCTP port.
+        }
+        if h.dst_port != self.cfg.port {
+            self.answer_wrong_port(now, local, remote, h, &packet);
+            return None;
         }
         self.rotate_secret(now);
         let key = (remote.ip(), h.src_port);
@@ -738,6 +760,37 @@ impl Endpoint {
 #[cfg(test)]
 mod budget_tests {
     use super::*;
+
+    /// Destinations nothing can answer from, and the endpoint's own address, fail at once
+    /// instead of waiting out the handshake.
+    #[test]
+    fn connect_refuses_addresses_nothing_could_answer_from() {
+        let mut ep = Endpoint::new(EndpointConfig::default(), 1);
+        let local: SocketAddr = "127.0.0.1:9899".parse().unwrap();
+        ep.set_local_addresses(vec![local]);
+        let now = Instant::ZERO;
+        for bad in [
+            "0.0.0.0:9899",
+            "127.0.0.2:0",
+            "224.0.0.1:9899",
+            "255.255.255.255:9899",
+            "[::]:9899",
+            "[ff02::1]:9899",
+        ] {
+            let r: SocketAddr = bad.parse().unwrap();
+            assert!(
+                matches!(ep.connect(now, local, r, 5001), Err(ConnectError::InvalidAddress(a)) if a == r),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            ep.connect(now, local, local, 5001),
+            Err(ConnectError::OwnAddress(_))
+        ));
+        // Another port on the same IP is another endpoint: allowed.
+        let other: SocketAddr = "127.0.0.1:9900".parse().unwrap();
+        assert!(ep.connect(now, local, other, 5001).is_ok());
+    }
 
     /// Associations of one source prefix draw on one share of the buffer budget; another
     /// prefix has its own, and both draw on the endpoint's.

@@ -186,6 +186,38 @@ impl Endpoint {
         }
     }
 
+    /// An INIT for an SCTP port this endpoint does not serve: nobody listens there, so it
+    /// gets the ABORT a non-listening endpoint sends (RFC 9260 §8.4 item 8, tag reflected
+    /// from the INIT), and the initiator fails at once instead of timing out.
+    pub(super) fn answer_wrong_port(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        h: CommonHeader,
+        packet: &Bytes,
+    ) {
+        let Some(all) = screen(&h, packet) else {
+            return;
+        };
+        let Some(first) = all.first() else {
+            return;
+        };
+        if first.chunk_type != ChunkType::INIT || h.verification_tag != 0 {
+            return; // §8.4: everything else for an unknown port is left alone.
+        }
+        let Some(Ok(init)) = first.decode_as::<Init>() else {
+            return;
+        };
+        if init.initiate_tag != 0 && self.ootb_budget(now, remote.ip()) {
+            let abort = Abort {
+                t_bit: false,
+                causes: vec![],
+            };
+            self.send_stateless(local, remote, reply_to(&h, init.initiate_tag), abort.into());
+        }
+    }
+
     /// The answer to an INIT for no association: INIT-ACK with a State Cookie, or ABORT.
     pub(super) fn answer_init(
         &mut self,
