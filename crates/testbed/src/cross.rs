@@ -10,11 +10,12 @@
 //! (every byte acknowledged, half a round trip after the receiver read it).
 
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::time::{Duration, Instant};
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
 
 use serde::Serialize;
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+use crate::stream::clock;
 
 /// IPv4 and UDP headers: a `packet_size` on the wire carries this much less payload.
 const UDP_IPV4_HEADERS: usize = 28;
@@ -216,14 +217,7 @@ pub fn send_onoff(
             "on/off laws: means > 0 and Pareto shapes > 1 (a finite mean)",
         ));
     }
-    let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))?;
-    s.bind(&SockAddr::from(bind))?;
-    if let Some(cc) = cc {
-        s.set_tcp_congestion(cc.as_bytes())
-            .map_err(|e| io::Error::new(e.kind(), format!("congestion control {cc:?}: {e}")))?;
-    }
-    s.connect(&SockAddr::from(to))?;
-    let mut conn: TcpStream = s.into();
+    let mut conn = crate::stream::connect(bind, to, cc, false, None)?;
     let mut draws = Draws::new(seed);
     let start = clock();
     let buf = vec![0x3c_u8; 64 * 1024];
@@ -255,20 +249,8 @@ pub fn send_onoff(
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    conn.shutdown(std::net::Shutdown::Write)?;
-    // Exit only once the receiver has read it all and closed: it reports at the end.
-    let mut rest = [0u8; 64];
-    while std::io::Read::read(&mut conn, &mut rest)? > 0 {}
+    crate::stream::finish(conn)?;
     Ok(r)
-}
-
-/// The real clock.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "cross traffic on the testbed runs on the real clock"
-)]
-fn clock() -> Instant {
-    Instant::now()
 }
 
 #[cfg(test)]

@@ -121,6 +121,27 @@ pub fn send(
     mptcp: bool,
     buffer: Option<u64>,
 ) -> io::Result<u64> {
+    let mut conn = connect(bind, to, cc, mptcp, buffer)?;
+    let buf = vec![0x5a_u8; 128 * 1024];
+    let start = clock();
+    let mut sent = 0u64;
+    while start.elapsed() < time {
+        conn.write_all(&buf)?;
+        sent += buf.len() as u64;
+    }
+    finish(conn)?;
+    Ok(sent)
+}
+
+/// A kernel stream from `bind` (port 0: any) to `to` with congestion control `cc` and, if
+/// given, a fixed send buffer.
+pub(crate) fn connect(
+    bind: SocketAddr,
+    to: SocketAddr,
+    cc: Option<&str>,
+    mptcp: bool,
+    buffer: Option<u64>,
+) -> io::Result<TcpStream> {
     let s = socket(&to, mptcp)?;
     if let Some(b) = buffer {
         s.set_send_buffer_size(usize::try_from(b).unwrap_or(usize::MAX))?;
@@ -131,27 +152,24 @@ pub fn send(
             .map_err(|e| io::Error::new(e.kind(), format!("congestion control {cc:?}: {e}")))?;
     }
     s.connect(&SockAddr::from(to))?;
-    let mut conn: TcpStream = s.into();
-    let buf = vec![0x5a_u8; 128 * 1024];
-    let start = clock();
-    let mut sent = 0u64;
-    while start.elapsed() < time {
-        conn.write_all(&buf)?;
-        sent += buf.len() as u64;
-    }
-    conn.shutdown(std::net::Shutdown::Write)?;
-    // Wait for the receiver to close: every byte read.
-    let mut rest = [0u8; 64];
-    while conn.read(&mut rest)? > 0 {}
-    Ok(sent)
+    Ok(s.into())
 }
 
-/// The real clock.
+/// Ends a sender's stream and waits until the receiver has read every byte and closed (a
+/// receiver reports at the end of its stream).
+pub(crate) fn finish(mut conn: TcpStream) -> io::Result<()> {
+    conn.shutdown(std::net::Shutdown::Write)?;
+    let mut rest = [0u8; 64];
+    while conn.read(&mut rest)? > 0 {}
+    Ok(())
+}
+
+/// The real clock (the testbed's endpoints').
 #[expect(
     clippy::disallowed_methods,
     reason = "goodput of a real stream is measured on the real clock"
 )]
-fn clock() -> Instant {
+pub(crate) fn clock() -> Instant {
     Instant::now()
 }
 
