@@ -60,7 +60,8 @@ enum Command {
         command: sim::SimCommand,
     },
     /// Throughput test between two braid endpoints (iperf3 style), with every byte
-    /// verified by the receiver.
+    /// verified by the receiver. iperf3's forms work too: `braid perf -s` is `braid perf
+    /// server`, `braid perf -c HOST ...` is `braid perf client -c HOST ...`.
     Perf {
         #[command(subcommand)]
         command: perf::PerfCommand,
@@ -97,8 +98,40 @@ fn init_log(filter: Option<&str>) -> Result<(), String> {
         .map_err(|e| format!("logging: {e}"))
 }
 
+/// iperf3's way of choosing the role, `braid perf -s ...` and `braid perf -c HOST ...`,
+/// turned into the subcommand form (`perf server ...`, `perf client -c HOST ...`); any
+/// other command line is left as it is.
+fn iperf_form(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    // The subcommand is the first word that is neither an option nor --log's value.
+    let mut i = 1;
+    while i < args.len() && args[i].to_str().is_some_and(|a| a.starts_with('-')) {
+        i += if args[i] == "--log" { 2 } else { 1 };
+    }
+    if args.get(i).is_none_or(|a| a != "perf") {
+        return args;
+    }
+    let rest = &args[i + 1..];
+    if rest
+        .first()
+        .is_some_and(|a| ["server", "client", "help"].iter().any(|s| a == s))
+    {
+        return args;
+    }
+    if let Some(j) = rest.iter().position(|a| a == "-s" || a == "--server") {
+        args.remove(i + 1 + j);
+        args.insert(i + 1, "server".into());
+    } else if rest.iter().any(|a| {
+        a == "--client"
+            || a.to_str()
+                .is_some_and(|s| s.starts_with("-c") && !s.starts_with("--"))
+    }) {
+        args.insert(i + 1, "client".into());
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(iperf_form(std::env::args_os().collect()));
     if let Err(e) = init_log(cli.log.as_deref()) {
         eprintln!("braid: {e}");
         return ExitCode::FAILURE;
@@ -117,6 +150,42 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("braid: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iperf_form;
+
+    fn form(s: &str) -> String {
+        let v = iperf_form(s.split(' ').map(Into::into).collect());
+        let v: Vec<String> = v.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        v.join(" ")
+    }
+
+    #[test]
+    fn iperf_command_lines_become_subcommands() {
+        assert_eq!(form("braid perf -s"), "braid perf server");
+        assert_eq!(form("braid perf -J -s -1"), "braid perf server -J -1");
+        assert_eq!(
+            form("braid perf -c localhost -t 5 -P 2 -R -J"),
+            "braid perf client -c localhost -t 5 -P 2 -R -J"
+        );
+        assert_eq!(
+            form("braid --log debug perf -c ::1"),
+            "braid --log debug perf client -c ::1"
+        );
+        assert_eq!(form("braid perf -c::1"), "braid perf client -c::1");
+        // Left alone: the subcommand forms, help, and other commands.
+        for same in [
+            "braid perf server --bind 127.0.0.1:9899",
+            "braid perf client -c 127.0.0.1",
+            "braid perf --help",
+            "braid sim run -s x",
+            "braid sim run perf -c",
+        ] {
+            assert_eq!(form(same), same);
         }
     }
 }

@@ -69,23 +69,34 @@ pub(crate) enum PerfCommand {
 
 #[derive(Args)]
 pub(crate) struct ServerArgs {
-    /// Local address and UDP port to bind (repeatable: one socket per address).
-    #[arg(long, required = true)]
-    bind: Vec<SocketAddr>,
+    /// Local address to bind, `ADDR` or `ADDR:PORT` (repeatable: one socket per address,
+    /// all on one UDP port; without a port, --udp-port's). Default: every address of both
+    /// families (0.0.0.0 and ::), as iperf3 listens.
+    #[arg(short = 'B', long, value_parser = parse_bind)]
+    bind: Vec<BindSpec>,
+    /// UDP port to listen on where --bind gives none (9899: SCTP over UDP's, RFC 6951).
+    #[arg(short = 'p', long, default_value_t = 9899)]
+    udp_port: u16,
     /// Fix the send and receive buffers at this size (no autotuning), as a simulator
-    /// scenario's `buffer` does (e.g. 64KiB).
-    #[arg(long, value_parser = parse_size)]
+    /// scenario's `buffer` does (e.g. 64KiB; iperf3's -w).
+    #[arg(short = 'w', long, visible_alias = "window", value_parser = parse_size)]
     buffer: Option<u64>,
 
     /// Local SCTP port.
     #[arg(long, default_value_t = 5001)]
     port: u16,
     /// Print one JSON object per association instead of text.
-    #[arg(long)]
+    #[arg(short = 'J', long)]
     json: bool,
+    /// Seconds between interval lines of each association (0: none).
+    #[arg(short = 'i', long, value_parser = parse_duration_or_zero, default_value = "1")]
+    interval: Duration,
+    /// Append the output (interval lines and summaries) to this file instead of stdout.
+    #[arg(long)]
+    logfile: Option<PathBuf>,
     /// Serve one association, then exit (0 if its data verified and was complete). Without
     /// it the server serves associations concurrently until interrupted.
-    #[arg(long)]
+    #[arg(short = '1', long)]
     one_off: bool,
     /// Abort an association from which nothing arrived for this long (the client vanished
     /// or stalled), or whose echo the client did not take for this long; 0: never.
@@ -134,12 +145,25 @@ pub(crate) struct ServerArgs {
 
 #[derive(Args)]
 pub(crate) struct ClientArgs {
-    /// Local address and UDP port to bind (repeatable; port 0: chosen by the OS).
-    #[arg(long, required = true)]
-    bind: Vec<SocketAddr>,
-    /// The server's address and UDP port (repeatable).
-    #[arg(long, required = true)]
-    connect: Vec<SocketAddr>,
+    /// Local address to bind, `ADDR` or `ADDR:PORT` (repeatable: one socket per address,
+    /// the paths of a multi-homed association; no port or port 0: chosen by the OS).
+    /// Default: the address the routing table picks for the server.
+    #[arg(short = 'B', long, value_parser = parse_bind)]
+    bind: Vec<BindSpec>,
+    /// The server: a host name (v4 or v6, each resolved address tried in turn), or
+    /// addresses, `ADDR` or `ADDR:PORT` (repeatable: the peer's addresses of a
+    /// multi-homed association). Without a port, --udp-port's.
+    #[arg(
+        short = 'c',
+        long,
+        visible_alias = "client",
+        required = true,
+        value_name = "HOST"
+    )]
+    connect: Vec<String>,
+    /// The server's UDP port where --connect gives none (9899: SCTP over UDP's, RFC 6951).
+    #[arg(short = 'p', long, default_value_t = 9899)]
+    udp_port: u16,
     /// The server's SCTP port (also the local one unless --local-port).
     #[arg(long, default_value_t = 5001)]
     port: u16,
@@ -149,18 +173,42 @@ pub(crate) struct ClientArgs {
     /// §1.5.1), as TCP picks an ephemeral source port.
     #[arg(long)]
     local_port: Option<u16>,
-    /// Send for this long (e.g. 10s, 500ms, 1m).
-    #[arg(long, value_parser = parse_duration, conflicts_with = "bytes",
-          required_unless_present = "bytes")]
+    /// Send for this long (e.g. 10s, 500ms, 1m, or seconds); default 10s unless --bytes.
+    #[arg(short = 't', long, value_parser = parse_duration, conflicts_with = "bytes")]
     time: Option<Duration>,
     /// Send this many bytes (e.g. 1GiB, 20MiB, 500MB, 1000000).
-    #[arg(long, value_parser = parse_size)]
+    #[arg(short = 'n', long, value_parser = parse_size)]
     bytes: Option<u64>,
     /// Message size in bytes (20..=1048576; the interop peers take up to 65536, except
     /// dcsctp-peer as a receiver, which takes up to 1 MiB). With --interactive: the bulk
     /// messages' size.
-    #[arg(long, default_value_t = 1452, value_parser = clap::value_parser!(u32).range(20..=1_048_576))]
+    #[arg(short = 'l', long, visible_alias = "length", default_value_t = 1452,
+          value_parser = clap::value_parser!(u32).range(20..=1_048_576))]
     msg_size: u32,
+    /// Parallel associations, each with its own endpoint (SCTP and UDP port), as iperf3's
+    /// parallel streams.
+    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
+    parallel: u16,
+    /// Reverse: the server sends (the same options: time, bytes, sizes, streams, rate) and
+    /// the client verifies what arrives.
+    #[arg(short = 'R', long, conflicts_with_all = ["bidir", "verify_echo", "interactive"])]
+    reverse: bool,
+    /// Both send at once (the server as the client does).
+    #[arg(long, conflicts_with_all = ["verify_echo", "interactive"])]
+    bidir: bool,
+    /// Target rate per association in bits per second (e.g. 100M, 1.5G, 500k; 0: as fast
+    /// as the association goes): messages are handed to the association no faster.
+    #[arg(short = 'b', long, value_parser = parse_rate)]
+    bitrate: Option<f64>,
+    /// Seconds between interval lines (0: none); JSON output lists the intervals too.
+    #[arg(short = 'i', long, value_parser = parse_duration_or_zero, default_value = "1")]
+    interval: Duration,
+    /// Append the output (interval lines and the summary) to this file instead of stdout.
+    #[arg(long)]
+    logfile: Option<PathBuf>,
+    /// Ask the server for its report of each association and print it with the summary.
+    #[arg(long)]
+    get_server_output: bool,
     /// Streams used, round-robin.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     streams: u16,
@@ -194,7 +242,12 @@ pub(crate) struct ClientArgs {
     /// cubic-linux (the same as Linux runs it: the Reno-friendly α never becomes 1, the
     /// curve aimed one minimum RTT ahead), reno (RFC 9260), or the coupled cmt-rpv1,
     /// cmt-rpv2, lia.
-    #[arg(long, default_value = "cubic")]
+    #[arg(
+        short = 'C',
+        long,
+        visible_alias = "congestion",
+        default_value = "cubic"
+    )]
     cc: braid_net::CongestionControl,
     /// Pace each path's new DATA at 2 (slow start) or 1.25 times cwnd/srtt.
     #[arg(long)]
@@ -212,8 +265,9 @@ pub(crate) struct ClientArgs {
     /// and probes up to 1500; the JSON output reports each path's `pmtu`.
     #[arg(long)]
     plpmtud: bool,
-    /// Print one JSON object at the end instead of text.
-    #[arg(long)]
+    /// Print one JSON object at the end instead of text: the summary, the test's start,
+    /// every interval and iperf3's `end` sums.
+    #[arg(short = 'J', long)]
     json: bool,
     /// The server echoes (`perf server --echo`): verify every echoed message byte for byte
     /// and shut down only once all of them came back.
@@ -242,11 +296,11 @@ pub(crate) struct ClientArgs {
     timing_log: Option<PathBuf>,
     /// Leave the first part of the transfer out of `omit_goodput_mbps` (iperf3's --omit):
     /// the bytes acknowledged after it, over the sending time after it (e.g. 5s).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(short = 'O', long, value_parser = parse_duration)]
     omit: Option<Duration>,
     /// Fix the send and receive buffers at this size (no autotuning), as a simulator
-    /// scenario's `buffer` does (e.g. 64KiB).
-    #[arg(long, value_parser = parse_size)]
+    /// scenario's `buffer` does (e.g. 64KiB; iperf3's -w).
+    #[arg(short = 'w', long, visible_alias = "window", value_parser = parse_size)]
     buffer: Option<u64>,
 }
 
@@ -282,6 +336,87 @@ fn parse_interactive(s: &str) -> Result<Interactive, String> {
 /// do not present the port of an association the server still holds.
 fn ephemeral_sctp_port() -> u16 {
     49_152 + (std::process::id() % 16_384) as u16
+}
+
+/// A `--bind` address: an IP with or without a UDP port.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BindSpec {
+    ip: std::net::IpAddr,
+    port: Option<u16>,
+}
+
+impl BindSpec {
+    /// The socket address, with `default_port` where none was given.
+    fn addr(self, default_port: u16) -> SocketAddr {
+        SocketAddr::new(self.ip, self.port.unwrap_or(default_port))
+    }
+}
+
+/// Parses `127.0.0.1`, `127.0.0.1:9899`, `::1`, `[::1]` or `[::1]:9899`.
+fn parse_bind(s: &str) -> Result<BindSpec, String> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(BindSpec {
+            ip: a.ip(),
+            port: Some(a.port()),
+        });
+    }
+    let ip = s.trim_start_matches('[').trim_end_matches(']');
+    ip.parse().map(|ip| BindSpec { ip, port: None }).map_err(|_| {
+        format!("{s:?}: expected an address (127.0.0.1, ::1) or address:port (127.0.0.1:9899, [::1]:9899)")
+    })
+}
+
+/// Parses a rate in bits per second as iperf3's `-b` does: `100M`, `1.5G`, `500k`, `1000`
+/// (k, M, G, T: powers of 1000); `0` is no limit.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_lowercase()) {
+        Some('k') => (&t[..t.len() - 1], 1e3),
+        Some('m') => (&t[..t.len() - 1], 1e6),
+        Some('g') => (&t[..t.len() - 1], 1e9),
+        Some('t') => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("bad rate {s:?} (bits per second, e.g. 100M, 1.5G, 500k)"))?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("rate must be zero or positive: {s:?}"));
+    }
+    // Below one message per minute a run would end before its first message.
+    if v > 0.0 && v * mult < 1000.0 {
+        return Err(format!("rate {s:?} below 1 kbit/s"));
+    }
+    Ok(v * mult)
+}
+
+/// Where the output goes with `--logfile` (appended, as iperf3 does).
+static LOGFILE: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> = std::sync::OnceLock::new();
+
+/// Sends the output (interval lines, summaries) to `path` from now on.
+fn set_logfile(path: &Path) -> Result<(), Error> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("--logfile {}: {e}", path.display()))?;
+    LOGFILE
+        .set(std::sync::Mutex::new(f))
+        .map_err(|_| "--logfile given twice".into())
+}
+
+/// One line of output: to the `--logfile` if there is one, else stdout (flushed, so a
+/// script reading it sees each line as it comes).
+fn emit(s: &str) {
+    if let Some(f) = LOGFILE.get() {
+        if let Ok(mut f) = f.lock() {
+            let _ = writeln!(f, "{s}");
+        }
+        return;
+    }
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}");
+    let _ = o.flush();
 }
 
 /// Parses `10s`, `500ms`, `2m`, `1.5s` or a plain number of seconds.
@@ -670,11 +805,7 @@ impl Progress {
 
     fn line(self, s: &str) {
         match self {
-            Self::Stdout => {
-                let mut o = std::io::stdout().lock();
-                let _ = writeln!(o, "{s}");
-                let _ = o.flush();
-            }
+            Self::Stdout => emit(s),
             Self::Stderr => eprintln!("{s}"),
             Self::Off => {}
         }
@@ -735,265 +866,518 @@ fn on_off(flag: &str, v: &str) -> Result<bool, Error> {
     }
 }
 
-async fn client(args: ClientArgs) -> Result<(), Error> {
-    // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
-    let mut interrupt = interrupt_signal()?;
-    let cmt = match args.cmt.as_str() {
-        "off" => false,
-        "on" => true,
-        c => return Err(format!("--cmt {c}: expected on or off").into()),
-    };
-    let load_sharing = on_off("--load-sharing", &args.load_sharing)?;
-    let msg = args.msg_size as usize;
-    // The interactive workload's two streams: 0 bulk, 1 small messages.
-    let k = if args.interactive.is_some() {
-        2
-    } else {
-        args.streams
-    };
-    let timing_log = match &args.timing_log {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
-        )),
-        None => None,
-    };
-    let total_msgs = match args.bytes {
-        Some(n) => {
-            let c = n.div_ceil(msg as u64);
-            if c < u64::from(k) {
-                return Err(format!(
-                    "--bytes {n} is {c} message(s) of {msg} bytes: fewer than --streams {k}"
-                )
-                .into());
-            }
-            Some(c)
-        }
-        None => None,
-    };
-    let mut cfg = EndpointConfig {
-        port: args.local_port.unwrap_or_else(ephemeral_sctp_port),
-        association: AssociationConfig {
-            cmt: cmt.then(|| braid_net::CmtConfig {
-                send_run: args.send_run,
-                ..braid_net::CmtConfig::default()
-            }),
-            stream_scheduler: args.scheduler,
-            load_sharing,
-            path_assignment: if load_sharing {
-                braid_net::PathAssignment::CwndRtt
-            } else {
-                braid_net::PathAssignment::RoundRobin
-            },
-            timeout_handling: if load_sharing {
-                braid_net::TimeoutHandling::Ls
-            } else {
-                braid_net::TimeoutHandling::Sctp
-            },
-            spurious_detection: args.spurious_detection,
-            cc: args.cc,
-            pacing: args.pacing,
-            loss_detection: args.loss,
-            plpmtud: args.plpmtud,
-            idata: on_off("--idata", &args.idata)?,
-            max_message_size: msg.max(AssociationConfig::default().max_message_size),
-            ..assoc_config(k)
-        },
-        ..Default::default()
-    };
-    fix_buffers(&mut cfg.association, args.buffer);
-    let ep = bind::endpoint(
-        cfg,
-        &args.bind,
-        net_config(
-            args.pcap.as_deref(),
-            args.trace.as_deref(),
-            args.qlog.as_deref(),
-        )?,
-    )?;
-    let progress = Progress::new(args.json);
-    let to = crate::bind::list(&args.connect);
-    let assoc = tokio::select! {
-        r = tokio::time::timeout(Duration::from_secs(30), ep.connect(&args.connect, args.port)) => {
-            match r {
-                Err(_) => return Err(format!("connect to {to}: timed out").into()),
-                Ok(Err(e)) => return Err(crate::bind::connect_error(&to, args.port, &e).into()),
-                Ok(Ok(a)) => a,
-            }
-        }
-        _ = interrupt.recv() => return Err("interrupted (Ctrl-C) while connecting".into()),
-    };
-    // Streams beyond what the association negotiated would fail at the first send (or,
-    // for the echo, on the server): refuse them now, in words.
-    let (outbound, inbound) = assoc.open_streams();
-    let refuse = if k > outbound {
-        Some(format!(
-            "--streams {k}: the association has {outbound} outbound stream(s) (the server \
-             accepts at most {outbound}); use --streams {outbound} or fewer"
-        ))
-    } else if args.verify_echo && k > inbound {
-        Some(format!(
-            "--streams {k} --verify-echo: the server sends on at most {inbound} stream(s), \
-             so its echo cannot use {k}; use --streams {inbound} or fewer"
-        ))
-    } else {
-        None
-    };
-    if let Some(e) = refuse {
-        drop(assoc);
-        let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
-        return Err(e.into());
-    }
-    let assoc = Arc::new(assoc);
-    {
-        for p in &assoc.paths() {
-            progress.line(&format!(
-                "connected {} -> {} (SCTP port {}), {msg}-byte messages on {k} stream(s){}",
-                p.local,
-                p.remote,
-                args.port,
-                if args.unordered { ", unordered" } else { "" }
+/// How long the client sends when neither `--time` nor `--bytes` is given (iperf3's `-t`).
+const DEFAULT_TIME: Duration = Duration::from_secs(10);
+
+/// PPID of `braid perf`'s control messages (the test parameters, the server's report):
+/// braid's own, so a message of the interop format (PPID 53) is never taken for one.
+const PPID_CONTROL: u32 = 0x6272_6169;
+
+/// What one side sends: message size, streams, for how long or how much, how fast.
+#[derive(Clone, Debug)]
+struct SendPlan {
+    msg: usize,
+    streams: u16,
+    time: Option<Duration>,
+    bytes: Option<u64>,
+    unordered: bool,
+    /// Target rate in bit/s (iperf3's `-b`); `None`: as fast as the association goes.
+    bitrate: Option<f64>,
+}
+
+impl SendPlan {
+    /// The number of messages of a `bytes` run (`None` for a timed one); refuses a byte
+    /// count that cannot give every stream its LAST message.
+    fn total_msgs(&self) -> Result<Option<u64>, String> {
+        let Some(n) = self.bytes else { return Ok(None) };
+        let c = n.div_ceil(self.msg as u64);
+        if c < u64::from(self.streams) {
+            return Err(format!(
+                "--bytes {n} is {c} message(s) of {} bytes: fewer than --streams {}",
+                self.msg, self.streams
             ));
         }
+        Ok(Some(c))
+    }
+}
+
+/// The test parameters a client sends the server (the first message, on stream 0, PPID
+/// [`PPID_CONTROL`], one JSON object) when the server has more to do than verify: send
+/// (`-R`, `--bidir`) or report back (`--get-server-output`). A plain run sends none, so
+/// `perf client` still talks to any peer of the interop format.
+#[derive(Clone, Debug, PartialEq)]
+struct Params {
+    /// The server sends (`-R`: the client does not).
+    reverse: bool,
+    /// Both send.
+    bidir: bool,
+    /// The server's report comes back as a control message before the shutdown.
+    server_output: bool,
+    /// What the server sends, if it sends.
+    plan: SendPlan,
+}
+
+impl PartialEq for SendPlan {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            self.msg,
+            self.streams,
+            self.time,
+            self.bytes,
+            self.unordered,
+        ) == (o.msg, o.streams, o.time, o.bytes, o.unordered)
+            && self.bitrate.map(f64::to_bits) == o.bitrate.map(f64::to_bits)
+    }
+}
+
+impl Params {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "version": 1,
+            "reverse": self.reverse,
+            "bidir": self.bidir,
+            "server_output": self.server_output,
+            "msg_size": self.plan.msg,
+            "streams": self.plan.streams,
+            "time_ms": self.plan.time.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+            "bytes": self.plan.bytes,
+            "unordered": self.plan.unordered,
+            "bitrate": self.plan.bitrate,
+        })
     }
 
-    let start = now();
-    let reporter = tokio::spawn(report_client(assoc.clone(), start, progress));
+    /// Parses and bounds a client's parameters (network input: a bad one is an error that
+    /// fails this association, never the server).
+    fn parse(data: &[u8]) -> Result<Self, String> {
+        let v: serde_json::Value =
+            serde_json::from_slice(data).map_err(|e| format!("bad test parameters: {e}"))?;
+        let flag = |k: &str| v[k].as_bool().unwrap_or(false);
+        if v["version"].as_u64() != Some(1) {
+            return Err(format!(
+                "test parameters of version {}, not 1",
+                v["version"]
+            ));
+        }
+        let msg = v["msg_size"]
+            .as_u64()
+            .and_then(|m| usize::try_from(m).ok())
+            .filter(|m| (HEADER..=MAX_MSG).contains(m))
+            .ok_or(format!(
+                "msg_size {} outside {HEADER}..={MAX_MSG}",
+                v["msg_size"]
+            ))?;
+        let streams = v["streams"]
+            .as_u64()
+            .and_then(|s| u16::try_from(s).ok())
+            .filter(|s| *s >= 1)
+            .ok_or(format!("streams {} outside 1..=65535", v["streams"]))?;
+        let time = v["time_ms"].as_u64().map(Duration::from_millis);
+        let bytes = v["bytes"].as_u64();
+        if time.is_none() == bytes.is_none() {
+            return Err("test parameters need exactly one of time_ms and bytes".into());
+        }
+        if time.is_some_and(|t| t.is_zero() || t > Duration::from_secs(86_400)) {
+            return Err(format!("time_ms {} outside 1..=86400000", v["time_ms"]));
+        }
+        let bitrate = v["bitrate"].as_f64().filter(|b| *b > 0.0 && b.is_finite());
+        let plan = SendPlan {
+            msg,
+            streams,
+            time,
+            bytes,
+            unordered: flag("unordered"),
+            bitrate,
+        };
+        plan.total_msgs()?;
+        Ok(Self {
+            reverse: flag("reverse"),
+            bidir: flag("bidir"),
+            server_output: flag("server_output"),
+            plan,
+        })
+    }
+
+    /// The server sends data.
+    fn server_sends(&self) -> bool {
+        self.reverse || self.bidir
+    }
+}
+
+/// What a send loop did.
+struct Sent {
+    messages: u64,
+    bytes: u64,
+    result: Result<(), String>,
+    stopped: bool,
+}
+
+/// Sends `plan` from `start` on: messages of the interop format round-robin over the
+/// streams, for a time (then one round of LAST messages) or a number of bytes, at most at
+/// the plan's bit rate. `handed` counts the bytes handed to `send` (the stall detector
+/// reads it). The same loop sends for the client and, with `-R`/`--bidir`, the server.
+async fn send_bulk(
+    assoc: &Association,
+    plan: &SendPlan,
+    start: Instant,
+    stop: &mut Stop,
+    handed: &AtomicU64,
+) -> Sent {
+    let mut out = Sent {
+        messages: 0,
+        bytes: 0,
+        result: Ok(()),
+        stopped: false,
+    };
+    let total_msgs = match plan.total_msgs() {
+        Ok(t) => t,
+        Err(e) => {
+            out.result = Err(e);
+            return out;
+        }
+    };
+    let pattern = Pattern::new();
+    let opts = SendOptions {
+        ppid: PPID,
+        unordered: plan.unordered,
+        ..Default::default()
+    };
+    let flags = if plan.unordered { FLAG_UNORDERED } else { 0 };
+    let deadline = plan.time.map(|t| start + t);
+    let k = plan.streams;
+    let kk = u64::from(k);
+    // In a timed run `end` becomes the number of messages once the time is up (rounded so
+    // that every stream ends with a LAST message).
+    let mut end = total_msgs;
+    let mut j: u64 = 0;
+    loop {
+        if end.is_none()
+            && let Some(d) = deadline
+            && now() >= d
+        {
+            end = Some(j.div_ceil(kk) * kk + kk);
+        }
+        if let Some(e) = end
+            && j >= e
+        {
+            break;
+        }
+        #[expect(clippy::cast_possible_truncation, reason = "j mod k < k")]
+        let stream = (j % kk) as u16;
+        let mut len = plan.msg;
+        if let (Some(c), Some(n)) = (total_msgs, plan.bytes)
+            && j == c - 1
+        {
+            len = usize::try_from(n - (c - 1) * plan.msg as u64)
+                .unwrap_or(plan.msg)
+                .max(HEADER);
+        }
+        // -b: the next message waits until the bytes so far fit the rate (iperf3's pacing
+        // of the application's writes, not of packets).
+        if let Some(rate) = plan.bitrate {
+            let due = start + Duration::from_secs_f64(out.bytes as f64 * 8.0 / rate);
+            if due > now() {
+                tokio::select! {
+                    biased;
+                    () = stopped(stop) => {
+                        out.stopped = true;
+                        break;
+                    }
+                    () = tokio::time::sleep_until(due) => {}
+                }
+            }
+        }
+        let last = end.is_some_and(|e| j + kk >= e);
+        let f = flags | if last { FLAG_LAST } else { 0 };
+        let m = pattern.message(stream, j / kk, len, f, k);
+        // The stop request is polled only while `send` waits (biased): no cost per message.
+        let r = tokio::select! {
+            biased;
+            r = assoc.send(stream, m, opts) => r,
+            () = stopped(stop) => {
+                out.stopped = true;
+                break;
+            }
+        };
+        if let Err(e) = r {
+            out.result = Err(format!("send: {e}"));
+            break;
+        }
+        out.bytes += len as u64;
+        handed.store(out.bytes, Ordering::Relaxed);
+        j += 1;
+    }
+    out.messages = j;
+    out
+}
+
+/// A stop request (SIGINT or SIGTERM for the process, or the server's own stop): once set
+/// it stays set.
+type Stop = tokio::sync::watch::Receiver<bool>;
+
+/// Resolves once `stop` is set (never, if nobody can set it any more).
+async fn stopped(stop: &mut Stop) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// SIGINT and SIGTERM as one stop request. Registered at once (unlike
+/// `tokio::signal::ctrl_c()`, which registers on its first poll), so a signal before the
+/// first poll still ends in a summary instead of killing the process.
+fn stop_on_signals() -> Result<Stop, Error> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int =
+        signal(SignalKind::interrupt()).map_err(|e| format!("cannot handle SIGINT: {e}"))?;
+    let mut term =
+        signal(SignalKind::terminate()).map_err(|e| format!("cannot handle SIGTERM: {e}"))?;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        let _ = tx.send(true);
+        // The sender stays alive: the request is never mistaken for a closed channel.
+        std::future::pending::<()>().await;
+    });
+    Ok(rx)
+}
+
+/// What the receiving side of a client association counted so far (read by the interval
+/// reports while it runs).
+#[derive(Default)]
+struct RecvCount {
+    bytes: AtomicU64,
+    messages: AtomicU64,
+    /// Nanoseconds from the start of the test to the latest data message.
+    last_ns: AtomicU64,
+}
+
+/// What a client association waits for from the server.
+#[derive(Clone, Copy)]
+struct Expect {
+    /// Data of the format (the echo, or the server's data with `-R`/`--bidir`).
+    data: bool,
+    /// The server's report (`--get-server-output`).
+    output: bool,
+}
+
+/// Receives what the server sends a client association: verifies its data and takes its
+/// report; returns (the report) once everything expected came.
+async fn receive(
+    a: Arc<Association>,
+    inbound: u16,
+    expect: Expect,
+    count: Arc<RecvCount>,
+    start: Instant,
+) -> Result<Option<serde_json::Value>, String> {
+    let mut v = Verifier::new(inbound);
+    let mut output = None;
+    let done = |v: &Verifier, o: &Option<serde_json::Value>| {
+        (!expect.data || v.is_complete()) && (!expect.output || o.is_some())
+    };
+    while let Ok(Some(m)) = a.recv().await {
+        if m.ppid == PPID_CONTROL {
+            let o = serde_json::from_slice(&m.data)
+                .map_err(|e| format!("the server's report is not JSON: {e}"))?;
+            output = Some(o);
+        } else if !expect.data {
+            a.abort();
+            return Err(format!(
+                "the server sent data ({} bytes on stream {}) where none was asked for",
+                m.data.len(),
+                m.stream_id
+            ));
+        } else {
+            if let Err(e) = v.check(m.stream_id, &m.data) {
+                a.abort();
+                return Err(format!("verification of the server's data failed: {e}"));
+            }
+            count.bytes.store(v.bytes, Ordering::Relaxed);
+            count.messages.store(v.messages, Ordering::Relaxed);
+            let ns = u64::try_from((now() - start).as_nanos()).unwrap_or(u64::MAX);
+            count.last_ns.store(ns, Ordering::Relaxed);
+        }
+        if done(&v, &output) {
+            return Ok(output);
+        }
+    }
+    Err(if expect.data && !v.is_complete() {
+        format!(
+            "association closed before the server's data was complete ({})",
+            v.complete().err().unwrap_or_default()
+        )
+    } else {
+        "association closed before the server's report came".into()
+    })
+}
+
+/// One association of a client run, as it ended.
+struct Outcome {
+    id: usize,
+    local: String,
+    remote: String,
+    sent: Sent,
+    /// Data bytes acknowledged (the control message left out).
+    acked: u64,
+    acked_while_sending: u64,
+    send_secs: f64,
+    omit_goodput: f64,
+    received: u64,
+    received_messages: u64,
+    /// From the start to the last data message received.
+    recv_secs: f64,
+    secs: f64,
+    result: Result<(), String>,
+    interrupted: bool,
+    paths: Vec<PathInfo>,
+    stats: braid_net::AssociationStats,
+    stalls: (u64, Duration),
+    server_output: Option<serde_json::Value>,
+}
+
+/// What every association of a client run does, fixed before they start.
+struct ClientRun {
+    plan: SendPlan,
+    /// Sent to the server first (when it has more to do than verify).
+    params: Option<Params>,
+    /// The client sends data (not with `-R`).
+    sends: bool,
+    expect: Expect,
+    omit: Option<Duration>,
+    interactive: Option<Interactive>,
+    timing_log: std::sync::Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    /// How long, once sending ended, the client waits for the echo, the server's data or
+    /// its report.
+    wait: Duration,
+}
+
+/// Runs one association of a client run to its end (shutdown, or abort on a failure or a
+/// stop request).
+async fn run_assoc(
+    c: Arc<ClientRun>,
+    id: usize,
+    assoc: Arc<Association>,
+    start: Instant,
+    mut stop: Stop,
+    rx: Arc<RecvCount>,
+    ctrl_bytes: Arc<AtomicU64>,
+) -> Outcome {
+    let inbound = assoc.open_streams().1;
+    let mut result: Result<(), String> = Ok(());
+    if let Some(p) = &c.params {
+        let msg = Bytes::from(p.to_json().to_string());
+        ctrl_bytes.store(msg.len() as u64, Ordering::Relaxed);
+        let opts = SendOptions {
+            ppid: PPID_CONTROL,
+            ..Default::default()
+        };
+        if let Err(e) = assoc.send(0, msg, opts).await {
+            result = Err(format!("sending the test parameters: {e}"));
+        }
+    }
+    let ctrl = ctrl_bytes.load(Ordering::Relaxed);
+    let acked_data = |a: &Association| a.stats().bytes_acked.saturating_sub(ctrl);
+    let mut recv_task = (c.expect.data || c.expect.output)
+        .then(|| tokio::spawn(receive(assoc.clone(), inbound, c.expect, rx.clone(), start)));
     // The bytes acknowledged when --omit ends (iperf3 -O).
     let omitted = Arc::new(AtomicU64::new(u64::MAX));
-    let omit_task = args.omit.map(|d| {
+    let omit_task = c.omit.map(|d| {
         let (a, o) = (assoc.clone(), omitted.clone());
         tokio::spawn(async move {
             tokio::time::sleep(d).await;
-            o.store(a.stats().bytes_acked, Ordering::Relaxed);
+            o.store(
+                a.stats().bytes_acked.saturating_sub(ctrl),
+                Ordering::Relaxed,
+            );
         })
     });
     let handed = Arc::new(AtomicU64::new(0));
     let stalls = Arc::new(Stalls::default());
-    let watcher = tokio::spawn(watch_stalls(assoc.clone(), handed.clone(), stalls.clone()));
-    let echo_count = Arc::new(EchoCount::default());
-    let mut echo_task = args
-        .verify_echo
-        .then(|| tokio::spawn(recv_echo(assoc.clone(), echo_count.clone(), inbound)));
-    let pattern = Pattern::new();
-    let deadline = args.time.map(|t| start + t);
-    let flags = if args.unordered { FLAG_UNORDERED } else { 0 };
-    let opts = SendOptions {
-        ppid: PPID,
-        unordered: args.unordered,
-        ..Default::default()
-    };
-    let (j, sent, send_res, mut interrupted) =
-        if let (Some(ia), Some(time)) = (args.interactive, args.time) {
-            let w = InteractiveRun {
-                pattern: pattern.clone(),
-                bulk: msg,
-                small: ia,
-                start,
-                end: start + time,
-                opts,
-            };
-            send_interactive(&assoc, w, &mut interrupt, timing_log, handed.clone()).await
-        } else {
-            let mut j: u64 = 0;
-            let mut sent: u64 = 0;
-            // In --time mode, `end` becomes the number of messages once the time is up (rounded
-            // so that every stream ends with a LAST message).
-            let mut end = total_msgs;
-            let kk = u64::from(k);
-            let mut send_res: Result<(), String> = Ok(());
-            let mut interrupted = false;
-            loop {
-                if end.is_none()
-                    && let Some(d) = deadline
-                    && now() >= d
-                {
-                    // Finish with one round of K messages carrying LAST (a multiple of K in all).
-                    end = Some(j.div_ceil(kk) * kk + kk);
-                }
-                if let Some(e) = end
-                    && j >= e
-                {
-                    break;
-                }
-                #[expect(clippy::cast_possible_truncation, reason = "j mod k < k")]
-                let stream = (j % kk) as u16;
-                let seq = j / kk;
-                let mut len = msg;
-                if let (Some(c), Some(n)) = (total_msgs, args.bytes)
-                    && j == c - 1
-                {
-                    len = usize::try_from(n - (c - 1) * msg as u64)?.max(HEADER);
-                }
-                let last = end.is_some_and(|e| j + kk >= e);
-                let f = flags | if last { FLAG_LAST } else { 0 };
-                let m = pattern.message(stream, seq, len, f, k);
-                // The signal is polled only while `send` waits (biased): no cost per message.
-                let r = tokio::select! {
-                    biased;
-                    r = assoc.send(stream, m, opts) => r,
-                    _ = interrupt.recv() => {
-                        interrupted = true;
-                        break;
-                    }
-                };
-                if let Err(e) = r {
-                    send_res = Err(format!("send: {e}"));
-                    break;
-                }
-                sent += len as u64;
-                handed.store(sent, Ordering::Relaxed);
-                j += 1;
-            }
-            (j, sent, send_res, interrupted)
+    let watcher = c
+        .sends
+        .then(|| tokio::spawn(watch_stalls(assoc.clone(), handed.clone(), stalls.clone())));
+    let sent = if result.is_err() || !c.sends {
+        Sent {
+            messages: 0,
+            bytes: 0,
+            result: Ok(()),
+            stopped: false,
+        }
+    } else if let (Some(ia), Some(time)) = (c.interactive, c.plan.time) {
+        let w = InteractiveRun {
+            pattern: Pattern::new(),
+            bulk: c.plan.msg,
+            small: ia,
+            start,
+            end: start + time,
+            opts: SendOptions {
+                ppid: PPID,
+                ..Default::default()
+            },
         };
+        let log = c.timing_log.lock().ok().and_then(|mut l| l.take());
+        send_interactive(&assoc, w, &mut stop, log, handed.clone()).await
+    } else {
+        send_bulk(&assoc, &c.plan, start, &mut stop, &handed).await
+    };
     let sending_done = now();
     // Goodput over the sending time alone (no shutdown drain), as iperf3 and quinn count it.
-    let acked_while_sending = assoc.stats().bytes_acked;
+    let acked_while_sending = acked_data(&assoc);
     if let Some(t) = omit_task {
         t.abort();
     }
-    let omit_goodput = match (args.omit, omitted.load(Ordering::Relaxed)) {
-        (Some(d), at) if at != u64::MAX => mbps(
+    let send_secs = (sending_done - start).as_secs_f64();
+    let omit_goodput = match (c.omit, omitted.load(Ordering::Relaxed)) {
+        (Some(d), at) if at != u64::MAX && c.sends => mbps(
             acked_while_sending.saturating_sub(at),
-            (sending_done - start).as_secs_f64() - d.as_secs_f64(),
+            send_secs - d.as_secs_f64(),
         ),
         _ => f64::NAN,
     };
-    let mut result = send_res;
+    let mut interrupted = sent.stopped;
+    result = result.and(sent.result.clone());
     if interrupted {
         result = Err(INTERRUPTED.into());
     }
-    if let Some(t) = &mut echo_task
+    let mut server_output = None;
+    if let Some(t) = &mut recv_task
         && !interrupted
     {
-        // After a send error, wait only briefly: an echo verification failure (which aborts
-        // the association) is the likelier cause and is worth reporting.
+        // After a send error, wait only briefly: a verification failure on the far side
+        // (which aborts the association) is the likelier cause and is worth reporting.
         let wait = if result.is_ok() {
-            ECHO_WAIT
+            c.wait
         } else {
             Duration::from_millis(200)
         };
         let waited = tokio::select! {
             r = tokio::time::timeout(wait, &mut *t) => Some(r),
-            _ = interrupt.recv() => None,
+            () = stopped(&mut stop) => None,
         };
-        let echo = match waited {
+        let got = match waited {
             None => {
                 interrupted = true;
                 t.abort();
                 Err(INTERRUPTED.into())
             }
-            Some(Ok(Ok(r))) => r,
-            Some(Ok(Err(e))) => Err(format!("echo receiver: {e}")),
+            Some(Ok(Ok(r))) => r.map(|o| server_output = o),
+            Some(Ok(Err(e))) => Err(format!("receiver: {e}")),
             Some(Err(_)) => {
                 t.abort();
                 Err(format!(
-                    "timed out after {wait:?} waiting for the echo ({} of {sent} bytes back)",
-                    echo_count.bytes.load(Ordering::Relaxed)
+                    "timed out after {wait:?} waiting for the server ({} bytes of its data \
+                     verified{})",
+                    rx.bytes.load(Ordering::Relaxed),
+                    if c.expect.output {
+                        ", its report expected"
+                    } else {
+                        ""
+                    }
                 ))
             }
         };
-        result = match (result, echo) {
+        result = match (result, got) {
             (Err(s), Err(e)) => Err(format!("{e}; {s}")),
             (r, e) => r.and(e),
         };
@@ -1002,7 +1386,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     if result.is_ok() {
         let shut = tokio::select! {
             r = tokio::time::timeout(Duration::from_secs(60), assoc.shutdown()) => Some(r),
-            _ = interrupt.recv() => None,
+            () = stopped(&mut stop) => None,
         };
         result = match shut {
             None => {
@@ -1023,126 +1407,672 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     } else {
         assoc.abort();
     }
-    let elapsed = now() - start;
-    reporter.abort();
-    watcher.abort();
-    let (stall_count, longest_stall) = stalls.read();
+    if let Some(t) = recv_task {
+        t.abort();
+    }
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    let secs = (now() - start).as_secs_f64();
+    let (local, remote) = paths_before
+        .first()
+        .map(|p| (p.local.to_string(), p.remote.to_string()))
+        .unwrap_or_default();
     let paths = match assoc.paths() {
         p if !p.is_empty() => p,
         _ => paths_before,
     };
-    let stats = Some(assoc.stats());
-    let echo_bytes = echo_count.bytes.load(Ordering::Relaxed);
-    let echo_messages = echo_count.messages.load(Ordering::Relaxed);
-    let secs = elapsed.as_secs_f64();
-    let retr = retransmissions(&paths);
-    let acked = stats.as_ref().map_or(0, |s| s.bytes_acked);
-    if args.json {
-        let v = serde_json::json!({
-            "role": "client",
-            "ok": result.is_ok(),
-            "interrupted": interrupted,
-            "error": result.as_ref().err().cloned().unwrap_or_default(),
-            "goodput_mbps": mbps(sent, secs),
-            "bytes": sent,
-            "bytes_acked": acked,
-            "messages": j,
-            "duration_s": secs,
-            "send_duration_s": (sending_done - start).as_secs_f64(),
-            "send_time_goodput_mbps": mbps(acked_while_sending, (sending_done - start).as_secs_f64()),
-            "omit_s": args.omit.map_or(0.0, |d| d.as_secs_f64()),
-            "omit_goodput_mbps": if omit_goodput.is_finite() { Some(omit_goodput) } else { None },
-            "stalls": stall_count,
-            "longest_stall_s": longest_stall.as_secs_f64(),
-            "retransmissions": retr,
-            "msg_size": msg,
-            "streams": k,
-            "unordered": args.unordered,
-            "verify_echo": args.verify_echo,
-            "echo_bytes": echo_bytes,
-            "echo_messages": echo_messages,
-            "scheduler": args.scheduler.to_string(),
-            "cmt": args.cmt,
-            "load_sharing": args.load_sharing,
-            "spurious_detection": args.spurious_detection.to_string(),
-            "cc": args.cc.to_string(),
-            "pacing": args.pacing,
-            "send_run": args.send_run,
-            "loss": args.loss.to_string(),
-            "spurious_fast_retransmits": stats.as_ref().map_or(0, |s| s.spurious_fast_retransmits),
-            "spurious_timeouts": stats.as_ref().map_or(0, |s| s.spurious_timeouts),
-            "paths": paths_json(&paths),
-        });
-        println!("{v}");
-    } else {
-        let mut s = String::new();
-        let _ = writeln!(s, "- - - - - - - - - - - - - - - - - - - - - - - - -");
-        let _ = write!(
-            s,
-            "[SUM] 0.00-{secs:.2} sec  {}  {}  retr {retr}  ({j} messages, all acknowledged: {})",
-            human_bytes(sent),
-            human_rate(mbps(sent, secs)),
-            if result.is_ok() { "yes" } else { "no" },
-        );
-        let send_secs = (sending_done - start).as_secs_f64();
-        let _ = write!(
-            s,
-            "\n      over the sending time 0.00-{send_secs:.2} sec: {} acknowledged, {}",
-            human_bytes(acked_while_sending),
-            human_rate(mbps(acked_while_sending, send_secs)),
-        );
-        if stall_count > 0 {
-            let _ = write!(
-                s,
-                "\n      stalled {stall_count} time(s), longest {:.1} s: nothing acknowledged \
-                 for {STALL_RTOS} RTOs or more while data waited",
-                longest_stall.as_secs_f64()
-            );
+    Outcome {
+        id,
+        local,
+        remote,
+        acked: acked_data(&assoc),
+        acked_while_sending,
+        send_secs,
+        omit_goodput,
+        received: rx.bytes.load(Ordering::Relaxed),
+        received_messages: rx.messages.load(Ordering::Relaxed),
+        recv_secs: rx.last_ns.load(Ordering::Relaxed) as f64 / 1e9,
+        secs,
+        result,
+        interrupted,
+        stats: assoc.stats(),
+        paths,
+        stalls: stalls.read(),
+        server_output,
+        sent,
+    }
+}
+
+/// The addresses to try for `--connect`/`-c`, each attempt a set offered together: one
+/// attempt with every address when all are addresses (a multi-homed peer), one attempt
+/// per resolved address, in the resolver's order, for a single host name (as iperf3 tries
+/// `getaddrinfo`'s answers).
+async fn targets(connect: &[String], udp_port: u16) -> Result<Vec<Vec<SocketAddr>>, Error> {
+    let literal = |s: &str| -> Option<SocketAddr> {
+        s.parse::<SocketAddr>().ok().or_else(|| {
+            s.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .ok()
+                .map(|ip| SocketAddr::new(ip, udp_port))
+        })
+    };
+    let lits: Vec<Option<SocketAddr>> = connect.iter().map(|s| literal(s)).collect();
+    if lits.iter().all(Option::is_some) {
+        return Ok(vec![lits.into_iter().flatten().collect()]);
+    }
+    let [host] = connect else {
+        return Err("--connect: give one host name, or addresses only".into());
+    };
+    // "host:port" or a bare host that takes -p.
+    let query = match host.rsplit_once(':') {
+        Some((_, p)) if p.parse::<u16>().is_ok() && !host.starts_with('[') => host.clone(),
+        _ => format!("{host}:{udp_port}"),
+    };
+    let mut out: Vec<Vec<SocketAddr>> = Vec::new();
+    for a in tokio::net::lookup_host(&query)
+        .await
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+    {
+        if !out.iter().any(|v| v[0] == a) {
+            out.push(vec![a]);
         }
-        if let Some(st) = stats
-            .as_ref()
-            .filter(|st| st.spurious_fast_retransmits + st.spurious_timeouts > 0)
+    }
+    if out.is_empty() {
+        return Err(format!("{host} resolves to no address").into());
+    }
+    Ok(out)
+}
+
+/// The local addresses of a client without `--bind`: for each address family of the
+/// targets, the source address the routing table picks for the first target of that
+/// family (a socket "connected" only to ask), port 0. A concrete address, not the
+/// wildcard, so it can be listed in INIT (RFC 9260 §5.1.2).
+fn route_sources(targets: &[Vec<SocketAddr>]) -> Vec<SocketAddr> {
+    let mut out: Vec<SocketAddr> = Vec::new();
+    for t in targets.iter().flatten() {
+        if out.iter().any(|o| o.is_ipv4() == t.is_ipv4()) {
+            continue;
+        }
+        let any: SocketAddr = if t.is_ipv4() {
+            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        // A family without a route (no IPv6 on the host) gets no socket.
+        if let Ok(a) = std::net::UdpSocket::bind(any).and_then(|s| s.connect(t).and(s.local_addr()))
         {
-            let _ = write!(
-                s,
-                "\n      spurious: {} fast retransmits, {} timeouts (undone)",
-                st.spurious_fast_retransmits, st.spurious_timeouts
-            );
+            out.push(SocketAddr::new(a.ip(), 0));
         }
-        if args.verify_echo {
-            let _ = write!(
-                s,
-                "\n      echo: {} in {echo_messages} messages verified",
-                human_bytes(echo_bytes)
-            );
+    }
+    out
+}
+
+async fn client(args: ClientArgs) -> Result<(), Error> {
+    // Before anything else: from here on SIGINT and SIGTERM are ours (they end in a summary).
+    let mut stop = stop_on_signals()?;
+    if let Some(p) = &args.logfile {
+        set_logfile(p)?;
+    }
+    let cmt = on_off("--cmt", &args.cmt)?;
+    let load_sharing = on_off("--load-sharing", &args.load_sharing)?;
+    let msg = args.msg_size as usize;
+    if args.parallel > 1 && (args.interactive.is_some() || args.timing_log.is_some()) {
+        return Err("--interactive runs one association: drop --parallel".into());
+    }
+    // The interactive workload's two streams: 0 bulk, 1 small messages.
+    let k = if args.interactive.is_some() {
+        2
+    } else {
+        args.streams
+    };
+    let plan = SendPlan {
+        msg,
+        streams: k,
+        time: match (args.time, args.bytes) {
+            (None, None) => Some(DEFAULT_TIME),
+            (t, _) => t,
+        },
+        bytes: args.bytes,
+        unordered: args.unordered,
+        bitrate: args.bitrate.filter(|b| *b > 0.0),
+    };
+    plan.total_msgs()?;
+    let params = (args.reverse || args.bidir || args.get_server_output).then(|| Params {
+        reverse: args.reverse,
+        bidir: args.bidir,
+        server_output: args.get_server_output,
+        plan: plan.clone(),
+    });
+    let timing_log = match &args.timing_log {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut targets = targets(&args.connect, args.udp_port).await?;
+    let binds = if args.bind.is_empty() {
+        route_sources(&targets)
+    } else {
+        args.bind.iter().map(|b| b.addr(0)).collect::<Vec<_>>()
+    };
+    // Only addresses a bound socket can reach (`localhost` may name ::1 on a host
+    // without IPv6).
+    for t in &mut targets {
+        t.retain(|a| binds.iter().any(|b| b.is_ipv4() == a.is_ipv4()));
+    }
+    targets.retain(|t| !t.is_empty());
+    if targets.is_empty() {
+        return Err(format!(
+            "no address of {} can be reached from {}",
+            args.connect.join(", "),
+            if binds.is_empty() {
+                "this host (no route)".to_string()
+            } else {
+                crate::bind::list(&binds)
+            }
+        )
+        .into());
+    }
+    if args.parallel > 1 && binds.iter().any(|b| b.port() != 0) {
+        return Err(
+            "--parallel: each association binds its own UDP port; give --bind \
+                    addresses without a port (or port 0)"
+                .into(),
+        );
+    }
+    let mut assoc_cfg = AssociationConfig {
+        cmt: cmt.then(|| braid_net::CmtConfig {
+            send_run: args.send_run,
+            ..braid_net::CmtConfig::default()
+        }),
+        stream_scheduler: args.scheduler,
+        load_sharing,
+        path_assignment: if load_sharing {
+            braid_net::PathAssignment::CwndRtt
+        } else {
+            braid_net::PathAssignment::RoundRobin
+        },
+        timeout_handling: if load_sharing {
+            braid_net::TimeoutHandling::Ls
+        } else {
+            braid_net::TimeoutHandling::Sctp
+        },
+        spurious_detection: args.spurious_detection,
+        cc: args.cc,
+        pacing: args.pacing,
+        loss_detection: args.loss,
+        plpmtud: args.plpmtud,
+        idata: on_off("--idata", &args.idata)?,
+        max_message_size: msg.max(AssociationConfig::default().max_message_size),
+        ..assoc_config(k)
+    };
+    fix_buffers(&mut assoc_cfg, args.buffer);
+    let progress = Progress::new(args.json);
+    let base_port = args.local_port.unwrap_or_else(ephemeral_sctp_port);
+    // One endpoint per association: two associations between the same two endpoints are
+    // one too many (RFC 9260 §1.5.1), so each gets its own SCTP and UDP port.
+    let mut eps = Vec::new();
+    let mut assocs: Vec<Arc<Association>> = Vec::new();
+    for i in 0..args.parallel {
+        let cfg = EndpointConfig {
+            port: base_port.wrapping_add(i),
+            association: assoc_cfg.clone(),
+            ..Default::default()
+        };
+        // The capture, trace and qlog of the first association (one file cannot hold two).
+        let net = if i == 0 {
+            net_config(
+                args.pcap.as_deref(),
+                args.trace.as_deref(),
+                args.qlog.as_deref(),
+            )?
+        } else {
+            NetConfig::default()
+        };
+        let ep = bind::endpoint(cfg, &binds, net)?;
+        let assoc = tokio::select! {
+            r = connect_any(&ep, &targets, args.port) => r?,
+            () = stopped(&mut stop) => return Err("interrupted while connecting".into()),
+        };
+        // Streams beyond what the association negotiated would fail at the first send (or,
+        // for the echo, on the server): refuse them now, in words.
+        let (outbound, inbound) = assoc.open_streams();
+        let refuse = if k > outbound {
+            Some(format!(
+                "--streams {k}: the association has {outbound} outbound stream(s) (the server \
+                 accepts at most {outbound}); use --streams {outbound} or fewer"
+            ))
+        } else if (args.verify_echo || args.reverse || args.bidir) && k > inbound {
+            Some(format!(
+                "--streams {k}: the server sends on at most {inbound} stream(s), so it \
+                 cannot use {k}; use --streams {inbound} or fewer"
+            ))
+        } else {
+            None
+        };
+        if let Some(e) = refuse {
+            drop(assoc);
+            let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
+            return Err(e.into());
         }
-        if interrupted {
-            let _ = write!(
-                s,
-                "\n      interrupted (Ctrl-C): {} of {} acknowledged; the data is \
-                 incomplete (the server did not get the last messages)",
-                human_bytes(acked),
-                human_bytes(sent)
-            );
-        }
-        for p in &paths {
-            let _ = write!(
-                s,
-                "\n      path {} -> {} [{}]  sent {}  cwnd {}  srtt {:.3} ms  retr {}",
+        for p in &assoc.paths() {
+            progress.line(&format!(
+                "[{:3}] connected {} -> {} (SCTP port {}), {msg}-byte messages on {k} stream(s){}{}",
+                i + 1,
                 p.local,
                 p.remote,
-                path_state(p),
-                human_bytes(p.stats.bytes_sent),
-                p.cwnd,
-                srtt_ms(p),
-                p.stats.retransmissions
-            );
+                args.port,
+                if args.unordered { ", unordered" } else { "" },
+                match (args.reverse, args.bidir) {
+                    (true, _) => ", reverse: the server sends",
+                    (_, true) => ", both send",
+                    _ => "",
+                }
+            ));
         }
-        println!("{s}");
+        assocs.push(Arc::new(assoc));
+        eps.push(ep);
     }
-    drop(assoc);
-    let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
-    result.map_err(Into::into)
+    let run = Arc::new(ClientRun {
+        plan: plan.clone(),
+        params,
+        sends: !args.reverse,
+        expect: Expect {
+            data: args.verify_echo || args.reverse || args.bidir,
+            output: args.get_server_output,
+        },
+        omit: args.omit,
+        interactive: args.interactive,
+        timing_log: std::sync::Mutex::new(timing_log),
+        wait: if args.reverse || args.bidir {
+            plan.time.unwrap_or_default() + ECHO_WAIT
+        } else {
+            ECHO_WAIT
+        },
+    });
+    let start = now();
+    let started_wall = wall_ns();
+    let counts: Vec<Arc<RecvCount>> = assocs.iter().map(|_| Arc::default()).collect();
+    let ctrls: Vec<Arc<AtomicU64>> = assocs.iter().map(|_| Arc::default()).collect();
+    let (done_tx, done_rx) = tokio::sync::watch::channel(false);
+    let intervals = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reporter = (!args.interval.is_zero()).then(|| {
+        tokio::spawn(report_client(
+            Reporting {
+                assocs: assocs.clone(),
+                counts: counts.clone(),
+                ctrls: ctrls.clone(),
+                sends: !args.reverse,
+                receives: args.reverse || args.bidir,
+                interval: args.interval,
+                progress,
+                log: intervals.clone(),
+            },
+            start,
+            done_rx,
+        ))
+    });
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, a) in assocs.iter().enumerate() {
+        tasks.spawn(run_assoc(
+            run.clone(),
+            i + 1,
+            a.clone(),
+            start,
+            stop.clone(),
+            counts[i].clone(),
+            ctrls[i].clone(),
+        ));
+    }
+    let mut outcomes = Vec::new();
+    while let Some(o) = tasks.join_next().await {
+        outcomes.push(o.map_err(|e| format!("association task: {e}"))?);
+    }
+    outcomes.sort_by_key(|o| o.id);
+    let _ = done_tx.send(true);
+    if let Some(r) = reporter {
+        let _ = r.await;
+    }
+    let intervals = intervals.lock().map(|v| v.clone()).unwrap_or_default();
+    let summary = ClientSummary {
+        args: &args,
+        plan: &plan,
+        outcomes: &outcomes,
+        started_wall,
+        intervals,
+    };
+    if args.json {
+        emit(&summary.json().to_string());
+    } else {
+        emit(&summary.text());
+    }
+    drop(assocs);
+    for ep in eps {
+        let _ = tokio::time::timeout(Duration::from_secs(5), ep.close()).await;
+    }
+    // The first failure is the run's.
+    match outcomes.into_iter().find_map(|o| o.result.err()) {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+/// Connects to the first of `targets` that answers (each attempt bounded by 30 s), with
+/// the last failure in words.
+async fn connect_any(
+    ep: &braid_net::Endpoint,
+    targets: &[Vec<SocketAddr>],
+    port: u16,
+) -> Result<Association, Error> {
+    let mut last = String::from("no address to connect to");
+    for t in targets {
+        let to = crate::bind::list(t);
+        match tokio::time::timeout(Duration::from_secs(30), ep.connect(t, port)).await {
+            Err(_) => last = format!("connect to {to}: timed out"),
+            Ok(Err(e)) => {
+                last = crate::bind::connect_error(&to, port, &e);
+                // A listener that refused is an answer: another address of it will not help.
+                if matches!(
+                    e,
+                    braid_net::Error::Closed(braid_net::CloseReason::PeerAbort(_))
+                ) {
+                    break;
+                }
+            }
+            Ok(Ok(a)) => return Ok(a),
+        }
+    }
+    Err(last.into())
+}
+
+/// A client run's results, for the summary.
+struct ClientSummary<'a> {
+    args: &'a ClientArgs,
+    plan: &'a SendPlan,
+    outcomes: &'a [Outcome],
+    started_wall: u128,
+    intervals: Vec<serde_json::Value>,
+}
+
+impl ClientSummary<'_> {
+    /// One association's JSON object (the whole run's with one association).
+    fn assoc_json(&self, o: &Outcome) -> serde_json::Value {
+        let a = self.args;
+        let st = &o.stats;
+        serde_json::json!({
+            "role": "client",
+            "id": o.id,
+            "local": o.local,
+            "remote": o.remote,
+            "ok": o.result.is_ok(),
+            "interrupted": o.interrupted,
+            "error": o.result.as_ref().err().cloned().unwrap_or_default(),
+            // Goodput from what the server acknowledged: an interrupted run's unacknowledged
+            // bytes do not count.
+            "goodput_mbps": mbps(o.acked, o.secs),
+            "bytes": o.sent.bytes,
+            "bytes_acked": o.acked,
+            "messages": o.sent.messages,
+            "duration_s": o.secs,
+            "send_duration_s": o.send_secs,
+            "send_time_goodput_mbps": mbps(o.acked_while_sending, o.send_secs),
+            "omit_s": a.omit.map_or(0.0, |d| d.as_secs_f64()),
+            "omit_goodput_mbps": o.omit_goodput.is_finite().then_some(o.omit_goodput),
+            "received_bytes": o.received,
+            "received_messages": o.received_messages,
+            "receive_goodput_mbps": mbps(o.received, o.recv_secs),
+            "stalls": o.stalls.0,
+            "longest_stall_s": o.stalls.1.as_secs_f64(),
+            "retransmissions": retransmissions(&o.paths),
+            "spurious_fast_retransmits": st.spurious_fast_retransmits,
+            "spurious_timeouts": st.spurious_timeouts,
+            "paths": paths_json(&o.paths),
+            "server_output": o.server_output,
+        })
+    }
+
+    /// The run's JSON object: with one association its object, with several their sums
+    /// and each one's object under `associations`; both with the test's start (iperf3's
+    /// `start`), every interval and iperf3's `end` sums.
+    fn json(&self) -> serde_json::Value {
+        let a = self.args;
+        let os = self.outcomes;
+        let mut v = match os {
+            [o] => self.assoc_json(o),
+            _ => {
+                let sum = |f: fn(&Outcome) -> u64| os.iter().map(f).sum::<u64>();
+                let secs = os.iter().map(|o| o.secs).fold(0.0, f64::max);
+                let send_secs = os.iter().map(|o| o.send_secs).fold(0.0, f64::max);
+                let recv_secs = os.iter().map(|o| o.recv_secs).fold(0.0, f64::max);
+                let first_err = os.iter().find_map(|o| o.result.as_ref().err().cloned());
+                serde_json::json!({
+                    "role": "client",
+                    "ok": first_err.is_none(),
+                    "interrupted": os.iter().any(|o| o.interrupted),
+                    "error": first_err.unwrap_or_default(),
+                    "goodput_mbps": mbps(sum(|o| o.acked), secs),
+                    "bytes": sum(|o| o.sent.bytes),
+                    "bytes_acked": sum(|o| o.acked),
+                    "messages": sum(|o| o.sent.messages),
+                    "duration_s": secs,
+                    "send_duration_s": send_secs,
+                    "send_time_goodput_mbps": mbps(sum(|o| o.acked_while_sending), send_secs),
+                    "received_bytes": sum(|o| o.received),
+                    "received_messages": sum(|o| o.received_messages),
+                    "receive_goodput_mbps": mbps(sum(|o| o.received), recv_secs),
+                    "stalls": sum(|o| o.stalls.0),
+                    "retransmissions": os.iter().map(|o| retransmissions(&o.paths)).sum::<u64>(),
+                    "associations": os.iter().map(|o| self.assoc_json(o)).collect::<Vec<_>>(),
+                })
+            }
+        };
+        let sent_secs = os.iter().map(|o| o.send_secs).fold(0.0, f64::max);
+        let recv_secs = os.iter().map(|o| o.recv_secs).fold(0.0, f64::max);
+        let acked: u64 = os.iter().map(|o| o.acked_while_sending).sum();
+        let received: u64 = os.iter().map(|o| o.received).sum();
+        let extra = serde_json::json!({
+            "version": concat!("braid ", env!("CARGO_PKG_VERSION")),
+            "start": {
+                "timestamp_ns": u64::try_from(self.started_wall).unwrap_or(u64::MAX),
+                "connected": os.iter().map(|o| serde_json::json!({
+                    "id": o.id, "local": o.local, "remote": o.remote,
+                })).collect::<Vec<_>>(),
+                "test": {
+                    "protocol": "SCTP over UDP",
+                    "num_associations": os.len(),
+                    "msg_size": self.plan.msg,
+                    "streams": self.plan.streams,
+                    "duration_s": self.plan.time.map(|t| t.as_secs_f64()),
+                    "bytes": self.plan.bytes,
+                    "bitrate": self.plan.bitrate,
+                    "reverse": a.reverse,
+                    "bidir": a.bidir,
+                    "unordered": a.unordered,
+                    "verify_echo": a.verify_echo,
+                    "interval_s": a.interval.as_secs_f64(),
+                },
+                "options": {
+                    "scheduler": a.scheduler.to_string(),
+                    "cmt": a.cmt,
+                    "load_sharing": a.load_sharing,
+                    "idata": a.idata,
+                    "spurious_detection": a.spurious_detection.to_string(),
+                    "cc": a.cc.to_string(),
+                    "pacing": a.pacing,
+                    "send_run": a.send_run,
+                    "loss": a.loss.to_string(),
+                    "plpmtud": a.plpmtud,
+                },
+            },
+            "intervals": self.intervals,
+            "end": {
+                // The client's sending over its sending time (bytes the server acknowledged).
+                "sum_sent": {
+                    "seconds": sent_secs,
+                    "bytes": acked,
+                    "bits_per_second": mbps(acked, sent_secs) * 1e6,
+                },
+                // What the client received and verified (-R, --bidir, the echo).
+                "sum_received": {
+                    "seconds": recv_secs,
+                    "bytes": received,
+                    "bits_per_second": mbps(received, recv_secs) * 1e6,
+                },
+            },
+            // Kept under the names the single-association object has always had.
+            "msg_size": self.plan.msg,
+            "streams": self.plan.streams,
+            "unordered": a.unordered,
+            "verify_echo": a.verify_echo,
+            "echo_bytes": if a.verify_echo { received } else { 0 },
+            "echo_messages": if a.verify_echo {
+                os.iter().map(|o| o.received_messages).sum::<u64>()
+            } else {
+                0
+            },
+            "scheduler": a.scheduler.to_string(),
+            "cmt": a.cmt,
+            "load_sharing": a.load_sharing,
+            "spurious_detection": a.spurious_detection.to_string(),
+            "cc": a.cc.to_string(),
+            "pacing": a.pacing,
+            "send_run": a.send_run,
+            "loss": a.loss.to_string(),
+        });
+        if let (Some(m), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
+            m.extend(e);
+        }
+        v
+    }
+
+    fn text(&self) -> String {
+        let a = self.args;
+        let mut s = String::new();
+        let _ = writeln!(s, "- - - - - - - - - - - - - - - - - - - - - - - - -");
+        let many = self.outcomes.len() > 1;
+        for o in self.outcomes {
+            let tag = if many {
+                format!("[{:3}]", o.id)
+            } else {
+                "[SUM]".to_string()
+            };
+            if a.reverse {
+                let _ = writeln!(
+                    s,
+                    "{tag} 0.00-{:.2} sec  {}  {}  received and verified ({} messages)",
+                    o.recv_secs,
+                    human_bytes(o.received),
+                    human_rate(mbps(o.received, o.recv_secs)),
+                    o.received_messages,
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "{tag} 0.00-{:.2} sec  {}  {}  retr {}  ({} messages, all acknowledged: {})",
+                    o.secs,
+                    human_bytes(o.acked),
+                    human_rate(mbps(o.acked, o.secs)),
+                    retransmissions(&o.paths),
+                    o.sent.messages,
+                    if o.result.is_ok() { "yes" } else { "no" },
+                );
+                let _ = writeln!(
+                    s,
+                    "      over the sending time 0.00-{:.2} sec: {} acknowledged, {}",
+                    o.send_secs,
+                    human_bytes(o.acked_while_sending),
+                    human_rate(mbps(o.acked_while_sending, o.send_secs)),
+                );
+                if a.bidir || a.verify_echo {
+                    let _ = writeln!(
+                        s,
+                        "      {}: {} in {} messages verified, {}",
+                        if a.bidir { "received" } else { "echo" },
+                        human_bytes(o.received),
+                        o.received_messages,
+                        human_rate(mbps(o.received, o.recv_secs)),
+                    );
+                }
+            }
+            let (stall_count, longest) = o.stalls;
+            if stall_count > 0 {
+                let _ = writeln!(
+                    s,
+                    "      stalled {stall_count} time(s), longest {:.1} s: nothing acknowledged \
+                     for {STALL_RTOS} RTOs or more while data waited",
+                    longest.as_secs_f64()
+                );
+            }
+            let st = &o.stats;
+            if st.spurious_fast_retransmits + st.spurious_timeouts > 0 {
+                let _ = writeln!(
+                    s,
+                    "      spurious: {} fast retransmits, {} timeouts (undone)",
+                    st.spurious_fast_retransmits, st.spurious_timeouts
+                );
+            }
+            if o.interrupted {
+                let _ = writeln!(
+                    s,
+                    "      {INTERRUPTED}: {} of {} acknowledged",
+                    human_bytes(o.acked),
+                    human_bytes(o.sent.bytes)
+                );
+            } else if let Err(e) = &o.result {
+                let _ = writeln!(s, "      failed: {e}");
+            }
+            for p in &o.paths {
+                let _ = writeln!(
+                    s,
+                    "      path {} -> {} [{}]  sent {}  cwnd {}  srtt {:.3} ms  retr {}",
+                    p.local,
+                    p.remote,
+                    path_state(p),
+                    human_bytes(p.stats.bytes_sent),
+                    p.cwnd,
+                    srtt_ms(p),
+                    p.stats.retransmissions
+                );
+            }
+            if let Some(out) = &o.server_output {
+                let _ = writeln!(s, "      server output: {out}");
+            }
+        }
+        if many {
+            let os = self.outcomes;
+            let secs = os.iter().map(|o| o.secs).fold(0.0, f64::max);
+            let acked: u64 = os.iter().map(|o| o.acked).sum();
+            let received: u64 = os.iter().map(|o| o.received).sum();
+            let recv_secs = os.iter().map(|o| o.recv_secs).fold(0.0, f64::max);
+            if !a.reverse {
+                let _ = writeln!(
+                    s,
+                    "[SUM] 0.00-{secs:.2} sec  {}  {}  retr {}  sent by {} associations (all acknowledged: {})",
+                    human_bytes(acked),
+                    human_rate(mbps(acked, secs)),
+                    os.iter().map(|o| retransmissions(&o.paths)).sum::<u64>(),
+                    os.len(),
+                    if os.iter().all(|o| o.result.is_ok()) {
+                        "yes"
+                    } else {
+                        "no"
+                    },
+                );
+            }
+            if a.reverse || a.bidir {
+                let _ = writeln!(
+                    s,
+                    "[SUM] 0.00-{recv_secs:.2} sec  {}  {}  received by {} associations",
+                    human_bytes(received),
+                    human_rate(mbps(received, recv_secs)),
+                    os.len(),
+                );
+            }
+        }
+        s.trim_end().to_string()
+    }
 }
 
 /// The interactive workload's bulk stream sends only while at most this many bytes are
@@ -1178,15 +2108,14 @@ fn wall_ns() -> u128 {
 /// `--interactive`: stream 0 sends bulk messages back to back (bounded by
 /// [`BULK_HIGH_WATER`]), a task sends stream 1's small messages on their schedule, until
 /// `end`; each stream's last message carries LAST. `sent` counts the bytes handed to `send`
-/// (the stall detector reads it). Returns (messages, bytes, result, interrupted) like the
-/// plain send loop.
+/// (the stall detector reads it). Returns what it sent, as the plain send loop does.
 async fn send_interactive(
     assoc: &Arc<Association>,
     w: InteractiveRun,
-    interrupt: &mut tokio::signal::unix::Signal,
+    stop: &mut Stop,
     log: Option<std::io::BufWriter<std::fs::File>>,
     sent: Arc<AtomicU64>,
-) -> (u64, u64, Result<(), String>, bool) {
+) -> Sent {
     let small = tokio::spawn(send_small(
         assoc.clone(),
         w.pattern.clone(),
@@ -1213,7 +2142,7 @@ async fn send_interactive(
             }
             tokio::select! {
                 biased;
-                _ = interrupt.recv() => {
+                () = stopped(stop) => {
                     interrupted = true;
                     break 'send;
                 }
@@ -1225,7 +2154,7 @@ async fn send_interactive(
         let r = tokio::select! {
             biased;
             r = assoc.send(0, m, w.opts) => r,
-            _ = interrupt.recv() => {
+            () = stopped(stop) => {
                 interrupted = true;
                 break 'send;
             }
@@ -1249,15 +2178,15 @@ async fn send_interactive(
             res = res.and(Err(e));
             0
         }
-        // Aborted above: the bulk stream's error (or the interrupt) is what is reported.
+        // Aborted above: the bulk stream's error (or the stop) is what is reported.
         Err(_) => 0,
     };
-    (
-        bulk_msgs + small_msgs,
-        sent.load(Ordering::Relaxed),
-        res,
-        interrupted,
-    )
+    Sent {
+        messages: bulk_msgs + small_msgs,
+        bytes: sent.load(Ordering::Relaxed),
+        result: res,
+        stopped: interrupted,
+    }
 }
 
 /// Stream 1 of `--interactive`: message `k` is due at `start + k / rate`, until `end`;
@@ -1298,46 +2227,12 @@ async fn send_small(
     Ok(n)
 }
 
-/// The client's error after Ctrl-C.
-const INTERRUPTED: &str = "interrupted (Ctrl-C): the data is incomplete";
+/// The client's error after SIGINT or SIGTERM.
+const INTERRUPTED: &str = "interrupted (Ctrl-C or SIGTERM): the data is incomplete";
 
-/// SIGINT as a stream. Registered at once, unlike `tokio::signal::ctrl_c()` (which
-/// registers on its first poll): a Ctrl-C before the first poll must not kill the process
-/// without a summary.
-fn interrupt_signal() -> Result<tokio::signal::unix::Signal, Error> {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| format!("cannot handle Ctrl-C: {e}").into())
-}
-
-/// How long the client waits, once everything is sent, for the rest of the echo.
+/// How long the client waits, once everything is sent, for the rest of the echo (or the
+/// server's report).
 const ECHO_WAIT: Duration = Duration::from_secs(60);
-
-/// Echoed bytes and messages verified so far (read by the client after a timeout too).
-#[derive(Default)]
-struct EchoCount {
-    bytes: AtomicU64,
-    messages: AtomicU64,
-}
-
-/// Receives the server's echo and verifies it; returns once every message came back.
-async fn recv_echo(a: Arc<Association>, count: Arc<EchoCount>, inbound: u16) -> Result<(), String> {
-    let mut v = Verifier::new(inbound);
-    while let Ok(Some(m)) = a.recv().await {
-        if let Err(e) = v.check(m.stream_id, &m.data) {
-            a.abort();
-            return Err(format!("echo verification failed: {e}"));
-        }
-        count.bytes.store(v.bytes, Ordering::Relaxed);
-        count.messages.store(v.messages, Ordering::Relaxed);
-        if v.is_complete() {
-            return Ok(());
-        }
-    }
-    Err(format!(
-        "association closed before the echo was complete ({})",
-        v.complete().err().unwrap_or_default()
-    ))
-}
 
 /// One line per second: goodput (bytes acknowledged), retransmissions, per-path state.
 /// A stall: this many RTOs (and at least [`STALL_MIN`]) without a byte acknowledged while
@@ -1421,46 +2316,169 @@ async fn watch_stalls(a: Arc<Association>, handed: Arc<AtomicU64>, stalls: Arc<S
     }
 }
 
-async fn report_client(a: Arc<Association>, start: Instant, progress: Progress) {
-    let mut tick = tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
-    let mut last_acked = 0;
-    let mut last_retr = 0;
-    let mut last_sent: Vec<u64> = Vec::new();
+/// What the client's interval reports read.
+struct Reporting {
+    assocs: Vec<Arc<Association>>,
+    counts: Vec<Arc<RecvCount>>,
+    /// Each association's control-message bytes, left out of its acknowledged bytes.
+    ctrls: Vec<Arc<AtomicU64>>,
+    sends: bool,
+    receives: bool,
+    interval: Duration,
+    progress: Progress,
+    /// Every interval as JSON, for `--json`.
+    log: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+}
+
+/// One line per association and direction every interval (iperf3's `-i`), a `[SUM]` line
+/// with several associations, and, once `done` is set, the last partial interval: goodput
+/// sent is what the peer acknowledged, received what was verified.
+async fn report_client(r: Reporting, start: Instant, mut done: tokio::sync::watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval_at(start + r.interval, r.interval);
+    let n = r.assocs.len();
+    let mut last_acked = vec![0u64; n];
+    let mut last_recv = vec![0u64; n];
+    let mut last_retr = vec![0u64; n];
+    let mut last_sent: Vec<Vec<u64>> = vec![Vec::new(); n];
     let mut t0 = 0.0;
     loop {
-        tick.tick().await;
+        let last = tokio::select! {
+            _ = tick.tick() => false,
+            _ = done.wait_for(|d| *d) => true,
+        };
         let t1 = (now() - start).as_secs_f64();
-        let (st, paths) = (a.stats(), a.paths());
-        let retr = retransmissions(&paths);
-        let mut s = format!(
-            "[  1] {t0:6.2}-{t1:6.2} sec  {:>12}  {:>15}  retr {:<5}",
-            human_bytes(st.bytes_acked - last_acked),
-            human_rate(mbps(st.bytes_acked - last_acked, t1 - t0)),
-            retr - last_retr
-        );
-        last_sent.resize(paths.len(), 0);
-        for (p, ls) in paths.iter().zip(&mut last_sent) {
-            let _ = write!(
-                s,
-                "  | {}: cwnd {} srtt {:.3}ms sent {}",
-                p.remote,
-                p.cwnd,
-                srtt_ms(p),
-                human_bytes(p.stats.bytes_sent - *ls)
-            );
-            *ls = p.stats.bytes_sent;
+        // A last sliver of an interval in which nothing moved says nothing (iperf3 leaves
+        // such slivers out); one that moved bytes is printed, so the intervals add up.
+        if last && t1 - t0 < r.interval.as_secs_f64() / 10.0 {
+            let moved = (0..n).any(|i| {
+                let acked = (r.assocs[i].stats().bytes_acked)
+                    .saturating_sub(r.ctrls[i].load(Ordering::Relaxed));
+                acked != last_acked[i] || r.counts[i].bytes.load(Ordering::Relaxed) != last_recv[i]
+            });
+            if !moved {
+                return;
+            }
         }
-        progress.line(&s);
-        last_acked = st.bytes_acked;
-        last_retr = retr;
+        let (mut sum_acked, mut sum_recv, mut sum_retr) = (0, 0, 0);
+        let mut streams = Vec::new();
+        for i in 0..n {
+            let a = &r.assocs[i];
+            let ctrl = r.ctrls[i].load(Ordering::Relaxed);
+            let (st, paths) = (a.stats(), a.paths());
+            let acked = st.bytes_acked.saturating_sub(ctrl);
+            let recv = r.counts[i].bytes.load(Ordering::Relaxed);
+            let retr = retransmissions(&paths);
+            let (da, dr, dx) = (
+                acked.saturating_sub(last_acked[i]),
+                recv.saturating_sub(last_recv[i]),
+                retr.saturating_sub(last_retr[i]),
+            );
+            (last_acked[i], last_recv[i], last_retr[i]) = (acked, recv, retr);
+            sum_acked += da;
+            sum_recv += dr;
+            sum_retr += dx;
+            let tag = format!("[{:3}]", i + 1);
+            let dir = |d: &'static str| if r.sends && r.receives { d } else { "" };
+            if r.sends {
+                let mut s = format!(
+                    "{tag}{} {t0:6.2}-{t1:6.2} sec  {:>12}  {:>15}  retr {dx:<5}",
+                    dir(" TX"),
+                    human_bytes(da),
+                    human_rate(mbps(da, t1 - t0)),
+                );
+                last_sent[i].resize(paths.len(), 0);
+                for (p, ls) in paths.iter().zip(&mut last_sent[i]) {
+                    let _ = write!(
+                        s,
+                        "  | {}: cwnd {} srtt {:.3}ms sent {}",
+                        p.remote,
+                        p.cwnd,
+                        srtt_ms(p),
+                        human_bytes(p.stats.bytes_sent.saturating_sub(*ls))
+                    );
+                    *ls = p.stats.bytes_sent;
+                }
+                r.progress.line(&s);
+            }
+            if r.receives {
+                r.progress.line(&format!(
+                    "{tag}{} {t0:6.2}-{t1:6.2} sec  {:>12}  {:>15}  received",
+                    dir(" RX"),
+                    human_bytes(dr),
+                    human_rate(mbps(dr, t1 - t0)),
+                ));
+            }
+            streams.push(serde_json::json!({
+                "id": i + 1,
+                "start": t0,
+                "end": t1,
+                "bytes_acked": da,
+                "bits_per_second": mbps(da, t1 - t0) * 1e6,
+                "retransmits": dx,
+                "bytes_received": dr,
+                "received_bits_per_second": mbps(dr, t1 - t0) * 1e6,
+                "paths": paths.iter().map(|p| serde_json::json!({
+                    "remote": p.remote.to_string(),
+                    "cwnd": p.cwnd,
+                    "srtt_ms": srtt_ms(p),
+                    "state": path_state(p),
+                })).collect::<Vec<_>>(),
+            }));
+        }
+        if n > 1 {
+            if r.sends {
+                r.progress.line(&format!(
+                    "[SUM] {t0:6.2}-{t1:6.2} sec  {:>12}  {:>15}  retr {sum_retr:<5}",
+                    human_bytes(sum_acked),
+                    human_rate(mbps(sum_acked, t1 - t0)),
+                ));
+            }
+            if r.receives {
+                r.progress.line(&format!(
+                    "[SUM] {t0:6.2}-{t1:6.2} sec  {:>12}  {:>15}  received",
+                    human_bytes(sum_recv),
+                    human_rate(mbps(sum_recv, t1 - t0)),
+                ));
+            }
+        }
+        if let Ok(mut l) = r.log.lock() {
+            l.push(serde_json::json!({
+                "streams": streams,
+                "sum": {
+                    "start": t0,
+                    "end": t1,
+                    "bytes_acked": sum_acked,
+                    "bits_per_second": mbps(sum_acked, t1 - t0) * 1e6,
+                    "retransmits": sum_retr,
+                    "bytes_received": sum_recv,
+                    "received_bits_per_second": mbps(sum_recv, t1 - t0) * 1e6,
+                },
+            }));
+        }
         t0 = t1;
+        if last {
+            return;
+        }
     }
 }
 
 async fn server(args: ServerArgs) -> Result<(), Error> {
-    // Before anything else: from here on Ctrl-C is ours (it no longer kills the process).
-    let mut interrupt = interrupt_signal()?;
+    // Before anything else: from here on SIGINT and SIGTERM are ours (they end in summaries).
+    let mut stop_signal = stop_on_signals()?;
+    if let Some(p) = &args.logfile {
+        set_logfile(p)?;
+    }
     let load_sharing = on_off("--load-sharing", &args.load_sharing)?;
+    let binds: Vec<SocketAddr> = if args.bind.is_empty() {
+        // Every address of both families, as iperf3 listens.
+        vec![
+            (std::net::Ipv4Addr::UNSPECIFIED, args.udp_port).into(),
+            (std::net::Ipv6Addr::UNSPECIFIED, args.udp_port).into(),
+        ]
+    } else {
+        args.bind.iter().map(|b| b.addr(args.udp_port)).collect()
+    };
+    let specific = binds.iter().filter(|b| !b.ip().is_unspecified()).count();
     let mut cfg = EndpointConfig {
         port: args.port,
         listen: true,
@@ -1473,27 +2491,26 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
             loss_detection: args.loss,
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
-            cmt: (args.bind.len() > 1).then(braid_net::CmtConfig::default),
-            // The echo goes back on the stream it came on: offer as many outbound streams
-            // as the server accepts inbound.
-            ..assoc_config(if args.echo {
-                AssociationConfig::default().max_inbound_streams
-            } else {
-                16
-            })
+            cmt: (specific > 1).then(braid_net::CmtConfig::default),
+            // The echo (and -R's data) goes back on the streams the client uses: offer as
+            // many outbound streams as the server accepts inbound.
+            ..assoc_config(AssociationConfig::default().max_inbound_streams)
         },
         ..Default::default()
     };
     fix_buffers(&mut cfg.association, args.buffer);
-    let ep = bind::endpoint(
-        cfg,
-        &args.bind,
+    let net = || {
         net_config(
             args.pcap.as_deref(),
             args.trace.as_deref(),
             args.qlog.as_deref(),
-        )?,
-    )?;
+        )
+    };
+    let ep = match bind::endpoint(cfg.clone(), &binds, net()?) {
+        // A host without IPv6 still serves IPv4.
+        Err(_) if args.bind.is_empty() => bind::endpoint(cfg, &binds[..1], net()?)?,
+        r => r?,
+    };
     let progress = Progress::new(args.json);
     for a in ep.local_addrs() {
         // Always on stderr, so scripts can wait for readiness whatever the output mode.
@@ -1503,19 +2520,20 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         json: args.json,
         echo: args.echo,
         idle: args.idle_timeout,
+        interval: args.interval,
         progress,
     };
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     if args.one_off {
         let a = tokio::select! {
             a = ep.accept() => a.ok_or("endpoint closed")?,
-            _ = interrupt.recv() => return Err("interrupted (Ctrl-C) before any association".into()),
+            () = stopped(&mut stop_signal) => return Err("interrupted before any association".into()),
         };
         let serving = serve(a, opts, 1, stop);
         let mut serving = std::pin::pin!(serving);
         let res = tokio::select! {
             r = &mut serving => r,
-            _ = interrupt.recv() => {
+            () = stopped(&mut stop_signal) => {
                 let _ = stop_tx.send(true);
                 serving.await
             }
@@ -1538,7 +2556,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
                     sessions.spawn(serve(a, opts, n, stop.clone()));
                 }
                 Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
-                _ = interrupt.recv() => {
+                () = stopped(&mut stop_signal) => {
                     if !sessions.is_empty() {
                         eprintln!("interrupted: ending {} association(s)", sessions.len());
                     }
@@ -1564,6 +2582,8 @@ struct ServeOpts {
     echo: bool,
     /// Zero: no idle timeout.
     idle: Duration,
+    /// Between interval reports; zero: none.
+    interval: Duration,
     progress: Progress,
 }
 
@@ -1614,14 +2634,75 @@ impl Idle {
     }
 }
 
-/// Serves one association: verifies (and echoes) what it carries and prints its summary
-/// line. An error is that association's failure, reported here; the server goes on.
-async fn serve(
-    a: Association,
-    o: ServeOpts,
+/// What a server association did, for its summary and report.
+struct Served<'a> {
     n: u64,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) -> Result<(), String> {
+    peer: &'a str,
+    result: &'a Result<(), String>,
+    v: &'a Verifier,
+    echo: bool,
+    echoed: u64,
+    secs: f64,
+    params: Option<&'a Params>,
+    sent: u64,
+    sent_acked: u64,
+    stats: &'a braid_net::AssociationStats,
+}
+
+impl Served<'_> {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "role": "server",
+            "id": self.n,
+            "ok": self.result.is_ok(),
+            "error": self.result.as_ref().err().cloned().unwrap_or_default(),
+            "peer": self.peer,
+            "bytes": self.v.bytes,
+            "messages": self.v.messages,
+            "echo": self.echo,
+            "bytes_echoed": self.echoed,
+            "streams": self.v.nstreams.unwrap_or(0),
+            "duration_s": self.secs,
+            "goodput_mbps": mbps(self.v.bytes, self.secs),
+            "reverse": self.params.is_some_and(|p| p.reverse),
+            "bidir": self.params.is_some_and(|p| p.bidir),
+            "bytes_sent": self.sent,
+            "bytes_sent_acked": self.sent_acked,
+            "send_goodput_mbps": mbps(self.sent_acked, self.secs),
+            "duplicate_tsns": self.stats.duplicate_tsns,
+            "sacks_sent": self.stats.sacks_sent,
+            "recv_window_drops": self.stats.recv_window_drops,
+        })
+    }
+}
+
+/// Starts the server's side of `-R`/`--bidir`: sends the client's plan from now, then waits
+/// until the client acknowledged it all (so the report comes after the data).
+fn spawn_sender(
+    a: &Arc<Association>,
+    plan: SendPlan,
+    mut stop: Stop,
+    handed: Arc<AtomicU64>,
+) -> tokio::task::JoinHandle<Sent> {
+    let a = a.clone();
+    tokio::spawn(async move {
+        let s = send_bulk(&a, &plan, now(), &mut stop, &handed).await;
+        while s.result.is_ok()
+            && !s.stopped
+            && a.close_reason().is_none()
+            && a.stats().bytes_acked < s.bytes
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        s
+    })
+}
+
+/// Serves one association: verifies (and echoes) what it carries, sends and reports back
+/// what the client's test parameters ask for, prints interval lines and its summary. An
+/// error is that association's failure, reported here; the server goes on.
+async fn serve(a: Association, o: ServeOpts, n: u64, mut stop: Stop) -> Result<(), String> {
+    let a = Arc::new(a);
     let tag = format!("[{n:3}]");
     let peer = a
         .paths()
@@ -1630,23 +2711,104 @@ async fn serve(
         .unwrap_or_default();
     o.progress
         .line(&format!("{tag} accepted association from {peer}"));
-    let inbound = a.open_streams().1;
+    let (outbound, inbound) = a.open_streams();
     let mut v = Verifier::new(inbound);
     let mut start: Option<Instant> = None;
-    let mut last_print = (0.0, 0u64);
     let mut result = Ok(());
     let mut echoed = 0u64;
     let mut idle = Idle::new(o.idle);
+    let mut params: Option<Params> = None;
+    let mut sender: Option<tokio::task::JoinHandle<Sent>> = None;
+    let mut sent: Option<Sent> = None;
+    let handed = Arc::new(AtomicU64::new(0));
+    let mut reported = false;
+    let mut tick: Option<tokio::time::Interval> = None;
+    // (time, bytes received, bytes of ours acknowledged) at the last interval line.
+    let mut last = (0.0, 0u64, 0u64);
+    let interval_line = |t0: f64, t1: f64, dr: u64, ds: Option<u64>| {
+        let mut s = format!(
+            "{tag} {t0:6.2}-{t1:6.2} sec  {:>12}  {:>15}",
+            human_bytes(dr),
+            human_rate(mbps(dr, t1 - t0))
+        );
+        if let Some(ds) = ds {
+            let _ = write!(
+                s,
+                "  sent {:>12}  {:>15}",
+                human_bytes(ds),
+                human_rate(mbps(ds, t1 - t0))
+            );
+        }
+        s
+    };
     loop {
+        // The report goes back once everything expected has arrived and been acknowledged.
+        if let Some(p) = &params
+            && p.server_output
+            && !reported
+            && (p.reverse || v.is_complete())
+            && (!p.server_sends() || sent.is_some())
+        {
+            reported = true;
+            let secs = start.map_or(0.0, |s| (now() - s).as_secs_f64());
+            let st = a.stats();
+            let sent_bytes = sent.as_ref().map_or(0, |s| s.bytes);
+            let rep = Served {
+                n,
+                peer: &peer,
+                result: &result,
+                v: &v,
+                echo: o.echo,
+                echoed,
+                secs,
+                params: Some(p),
+                sent: sent_bytes,
+                sent_acked: st.bytes_acked.min(sent_bytes),
+                stats: &st,
+            }
+            .json();
+            let opts = SendOptions {
+                ppid: PPID_CONTROL,
+                ..Default::default()
+            };
+            if let Err(e) = a.send(0, Bytes::from(rep.to_string()), opts).await {
+                result = Err(format!("sending the report: {e}"));
+                break;
+            }
+        }
         let m = tokio::select! {
             biased;
             m = a.recv() => m,
             Ok(_) = stop.wait_for(|s| *s) => {
                 a.abort();
-                result = Err("interrupted (Ctrl-C): aborted".to_string());
+                result = Err("interrupted: aborted".to_string());
                 break;
             }
-            () = idle.expired() => {
+            s = async { sender.as_mut().expect("guarded").await }, if sender.is_some() => {
+                sender = None;
+                let s = s.unwrap_or_else(|e| Sent {
+                    messages: 0, bytes: 0, result: Err(format!("sender: {e}")), stopped: false,
+                });
+                let failed = s.result.clone().err();
+                sent = Some(s);
+                idle.touch(now());
+                if let Some(e) = failed {
+                    a.abort();
+                    result = Err(format!("{e}; aborted"));
+                    break;
+                }
+                continue;
+            }
+            _ = async { tick.as_mut().expect("guarded").tick().await }, if tick.is_some() => {
+                let t1 = start.map_or(0.0, |s| (now() - s).as_secs_f64());
+                let acked = a.stats().bytes_acked;
+                let ds = params.as_ref().filter(|p| p.server_sends()).map(|_| acked - last.2);
+                o.progress.line(&interval_line(last.0, t1, v.bytes - last.1, ds));
+                last = (t1, v.bytes, acked);
+                continue;
+            }
+            // While the server sends, the client owes it nothing but SACKs.
+            () = idle.expired(), if sender.is_none() => {
                 a.abort();
                 result = Err(format!(
                     "nothing received for {:?}: the client vanished or stalled; aborted",
@@ -1658,7 +2820,49 @@ async fn serve(
         let Ok(Some(m)) = m else { break };
         let t = now();
         idle.touch(t);
-        let s = *start.get_or_insert(t);
+        if start.is_none() {
+            start = Some(t);
+            if !o.interval.is_zero() {
+                tick = Some(tokio::time::interval_at(t + o.interval, o.interval));
+            }
+        }
+        if m.ppid == PPID_CONTROL {
+            let p = match Params::parse(&m.data) {
+                Ok(_) if params.is_some() => Err("a second set of test parameters".into()),
+                Ok(p) if p.server_sends() && o.echo => {
+                    Err("the server echoes (--echo): it does not also send (-R/--bidir)".into())
+                }
+                Ok(p) if p.server_sends() && p.plan.streams > outbound => Err(format!(
+                    "{} streams asked for, the association has {outbound} outbound",
+                    p.plan.streams
+                )),
+                r => r,
+            };
+            match p {
+                Ok(p) => {
+                    if p.server_sends() {
+                        sender = Some(spawn_sender(
+                            &a,
+                            p.plan.clone(),
+                            stop.clone(),
+                            handed.clone(),
+                        ));
+                    }
+                    params = Some(p);
+                    continue;
+                }
+                Err(e) => {
+                    a.abort();
+                    result = Err(format!("{e}; aborted"));
+                    break;
+                }
+            }
+        }
+        if params.as_ref().is_some_and(|p| p.reverse) {
+            a.abort();
+            result = Err("data from the client in a reverse (-R) run; aborted".into());
+            break;
+        }
         if let Err(e) = v.check(m.stream_id, &m.data) {
             a.abort();
             result = Err(format!("verification failed: {e}; aborted"));
@@ -1674,7 +2878,7 @@ async fn serve(
             let sent = tokio::select! {
                 biased;
                 r = a.send(m.stream_id, m.data, opts) => r.map_err(|e| format!("echo: {e}")),
-                Ok(_) = stop.wait_for(|s| *s) => Err("interrupted (Ctrl-C)".into()),
+                Ok(_) = stop.wait_for(|s| *s) => Err("interrupted".into()),
                 () = idle.expired() => Err(format!(
                     "the client took none of the echo for {:?}", o.idle
                 )),
@@ -1686,52 +2890,60 @@ async fn serve(
             }
             echoed += len;
         }
-        let el = (t - s).as_secs_f64();
-        if el - last_print.0 >= 1.0 {
-            let b = v.bytes - last_print.1;
-            o.progress.line(&format!(
-                "{tag} {:6.2}-{el:6.2} sec  {:>12}  {:>15}",
-                last_print.0,
-                human_bytes(b),
-                human_rate(mbps(b, el - last_print.0))
-            ));
-            last_print = (el, v.bytes);
+    }
+    // A sender still waiting for its last SACKs when the client shut down is done in a
+    // moment (the shutdown acknowledged everything); one that hangs is cut off.
+    if let Some(mut s) = sender.take() {
+        match tokio::time::timeout(Duration::from_secs(2), &mut s).await {
+            Ok(Ok(s)) => sent = Some(s),
+            Ok(Err(_)) => {}
+            Err(_) => s.abort(),
         }
     }
     let secs = start.map_or(0.0, |s| (now() - s).as_secs_f64());
-    let stats = Some(a.stats());
+    // The last partial interval (iperf3 prints it too), unless it is a sliver.
+    if tick.is_some() && secs - last.0 >= o.interval.as_secs_f64() / 10.0 {
+        let acked = a.stats().bytes_acked;
+        let ds = (params.as_ref())
+            .filter(|p| p.server_sends())
+            .map(|_| acked.saturating_sub(last.2));
+        o.progress
+            .line(&interval_line(last.0, secs, v.bytes - last.1, ds));
+    }
     if result.is_ok() {
         // The association is closed: a graceful shutdown, or the reason it ended.
         let closed = match a.shutdown().await {
             Ok(()) => String::new(),
             Err(e) => format!("; {e}"),
         };
-        result = v
-            .complete()
-            .map_err(|e| format!("incomplete run: {e}{closed}"));
+        if !params.as_ref().is_some_and(|p| p.reverse) {
+            result = v
+                .complete()
+                .map_err(|e| format!("incomplete run: {e}{closed}"));
+        } else if !closed.is_empty() {
+            result = Err(format!("reverse run{closed}"));
+        }
     }
+    let st = a.stats();
+    let sent_bytes = sent.as_ref().map_or(0, |s| s.bytes);
+    let served = Served {
+        n,
+        peer: &peer,
+        result: &result,
+        v: &v,
+        echo: o.echo,
+        echoed,
+        secs,
+        params: params.as_ref(),
+        sent: sent_bytes,
+        sent_acked: st.bytes_acked.min(sent_bytes),
+        stats: &st,
+    };
     if o.json {
-        let j = serde_json::json!({
-            "role": "server",
-            "id": n,
-            "ok": result.is_ok(),
-            "error": result.as_ref().err().cloned().unwrap_or_default(),
-            "peer": peer,
-            "bytes": v.bytes,
-            "messages": v.messages,
-            "echo": o.echo,
-            "bytes_echoed": echoed,
-            "streams": v.nstreams.unwrap_or(0),
-            "duration_s": secs,
-            "goodput_mbps": mbps(v.bytes, secs),
-            "duplicate_tsns": stats.as_ref().map_or(0, |s| s.duplicate_tsns),
-            "sacks_sent": stats.as_ref().map_or(0, |s| s.sacks_sent),
-            "recv_window_drops": stats.as_ref().map_or(0, |s| s.recv_window_drops),
-        });
-        println!("{j}");
+        emit(&served.json().to_string());
     } else {
-        println!(
-            "{tag} [SUM] received 0.00-{secs:.2} sec  {}  {}  from {peer}  ({} messages on {} stream(s){}, verified: {})",
+        emit(&format!(
+            "{tag} [SUM] received 0.00-{secs:.2} sec  {}  {}  from {peer}  ({} messages on {} stream(s){}{}, verified: {})",
             human_bytes(v.bytes),
             human_rate(mbps(v.bytes, secs)),
             v.messages,
@@ -1741,11 +2953,20 @@ async fn serve(
             } else {
                 String::new()
             },
+            if sent_bytes > 0 {
+                format!(
+                    ", sent {} ({} acknowledged)",
+                    human_bytes(sent_bytes),
+                    human_bytes(served.sent_acked)
+                )
+            } else {
+                String::new()
+            },
             match &result {
                 Ok(()) => "ok".to_string(),
                 Err(e) => e.clone(),
             }
-        );
+        ));
     }
     if let Err(e) = &result {
         eprintln!("braid perf server: {tag} association from {peer} failed: {e}");
@@ -1768,6 +2989,66 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn iperf_rates_and_bind_addresses() {
+        assert_eq!(parse_rate("100M"), Ok(100e6));
+        assert_eq!(parse_rate("1.5g"), Ok(1.5e9));
+        assert_eq!(parse_rate("500k"), Ok(500e3));
+        assert_eq!(parse_rate("0"), Ok(0.0));
+        for bad in ["", "x", "-1M", "10", "1Q"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        let b = parse_bind("127.0.0.1").unwrap();
+        assert_eq!(b.addr(9899), "127.0.0.1:9899".parse().unwrap());
+        assert_eq!(
+            parse_bind("[::1]:7").unwrap().addr(9899),
+            "[::1]:7".parse().unwrap()
+        );
+        assert_eq!(
+            parse_bind("::1").unwrap().addr(1),
+            "[::1]:1".parse().unwrap()
+        );
+        assert!(parse_bind("localhost").is_err());
+    }
+
+    #[test]
+    fn test_parameters_round_trip_and_bad_ones_are_refused() {
+        let p = Params {
+            reverse: true,
+            bidir: false,
+            server_output: true,
+            plan: SendPlan {
+                msg: 9000,
+                streams: 4,
+                time: Some(Duration::from_millis(2500)),
+                bytes: None,
+                unordered: true,
+                bitrate: Some(50e6),
+            },
+        };
+        let wire = p.to_json().to_string();
+        assert_eq!(Params::parse(wire.as_bytes()), Ok(p.clone()));
+        let mut v = p.to_json();
+        v["msg_size"] = 19.into();
+        assert!(Params::parse(v.to_string().as_bytes()).is_err());
+        let mut v = p.to_json();
+        v["bytes"] = 1000.into();
+        assert!(
+            Params::parse(v.to_string().as_bytes())
+                .unwrap_err()
+                .contains("exactly one")
+        );
+        let mut v = p.to_json();
+        v["version"] = 2.into();
+        assert!(Params::parse(v.to_string().as_bytes()).is_err());
+        assert!(Params::parse(b"\xff not json").is_err());
+        // Fewer messages than streams cannot end every stream with LAST.
+        let mut v = p.to_json();
+        v["time_ms"] = serde_json::Value::Null;
+        v["bytes"] = 9000.into();
+        assert!(Params::parse(v.to_string().as_bytes()).is_err());
     }
 
     #[test]

@@ -646,7 +646,7 @@ fn perf_client_ctrl_c_prints_the_summary() {
     );
     assert!(out.contains("[SUM]"), "{out}");
     assert!(out.contains("all acknowledged: no"), "{out}");
-    assert!(out.contains("interrupted (Ctrl-C)"), "{out}");
+    assert!(out.contains("interrupted (Ctrl-C or SIGTERM)"), "{out}");
     assert!(out.contains("the data is incomplete"), "{out}");
     // The one-off server reports the incomplete run and fails.
     let s = server.wait();
@@ -786,4 +786,150 @@ fn log_shows_the_cores_events_and_qlog_writes_a_file() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--log"));
+}
+
+/// iperf3's first commands: `perf -s` and `perf -c localhost -t T -P 2 -R -J` (the server
+/// sends, two associations, one JSON object with the start, the intervals and the sums).
+#[test]
+fn iperf_forms_reverse_parallel_json() {
+    let port = free_port().to_string();
+    let server = Guard::spawn_ready(
+        Command::new(BRAID)
+            .args(["perf", "-s", "-B", "127.0.0.1", "-p", &port, "-J"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let c = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "-c", "localhost", "-p", &port])
+            .args(["-t", "1.5", "-P", "2", "-R", "-J", "-i", "0.5"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .wait();
+    assert_ok(&c, "client");
+    let j = json(&c.stdout);
+    assert_eq!(j["ok"], true, "{j}");
+    assert!(j["version"].as_str().unwrap().starts_with("braid "), "{j}");
+    assert_eq!(j["start"]["test"]["reverse"], true);
+    assert_eq!(j["start"]["test"]["num_associations"], 2);
+    let assocs = j["associations"].as_array().unwrap();
+    assert_eq!(assocs.len(), 2);
+    let mut total = 0;
+    for a in assocs {
+        // The client sent nothing but its parameters; it verified what the server sent.
+        assert_eq!(a["bytes"], 0, "{a}");
+        let r = a["received_bytes"].as_u64().unwrap();
+        assert!(r > 0, "{a}");
+        total += r;
+    }
+    assert_eq!(j["received_bytes"], total);
+    assert_eq!(j["end"]["sum_received"]["bytes"], total);
+    let intervals = j["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 2, "{j}");
+    let in_intervals: u64 = intervals
+        .iter()
+        .map(|i| i["sum"]["bytes_received"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_intervals, total, "the intervals add up to the run");
+    // The server served both and says what it sent; SIGTERM ends it cleanly.
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&server, "-TERM");
+    let s = server.wait();
+    assert_ok(&s, "server");
+    let runs = sessions(&s.stdout);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let sent: u64 = runs.iter().map(|r| r["bytes_sent"].as_u64().unwrap()).sum();
+    assert_eq!(sent, total);
+    assert!(runs.iter().all(|r| r["ok"] == true && r["reverse"] == true));
+}
+
+/// `--bidir --get-server-output`: both sides send a fixed amount, each verifies the other's,
+/// and the server's report comes back to the client.
+#[test]
+fn iperf_bidir_with_the_servers_report() {
+    let port = free_port().to_string();
+    let server = Guard::spawn_ready(
+        Command::new(BRAID)
+            .args(["perf", "-s", "-1", "-B", "127.0.0.1", "-p", &port, "-J"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let c = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "-c", "127.0.0.1", "-p", &port, "-n", "4MiB"])
+            .args(["--bidir", "--get-server-output", "-J", "--streams", "3"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .wait();
+    assert_ok(&c, "client");
+    let s = server.wait();
+    assert_ok(&s, "server");
+    let j = json(&c.stdout);
+    assert_eq!(j["bytes"], 4 << 20);
+    assert_eq!(j["bytes_acked"], 4 << 20);
+    assert_eq!(j["received_bytes"], 4 << 20);
+    let out = &j["server_output"];
+    assert_eq!(out["role"], "server", "{j}");
+    assert_eq!(out["bytes"], 4 << 20);
+    assert_eq!(out["bytes_sent"], 4 << 20);
+    assert_eq!(out["bidir"], true);
+    let sj = json(&s.stdout);
+    assert_eq!(sj["bytes_sent_acked"], 4 << 20);
+}
+
+/// SIGTERM ends a client as Ctrl-C does: the summary, saying the data is incomplete.
+#[test]
+fn perf_client_sigterm_prints_the_summary() {
+    let port = free_port().to_string();
+    let server = Guard::spawn_ready(
+        Command::new(BRAID)
+            .args(["perf", "-s", "-1", "-B", "127.0.0.1", "-p", &port])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let client = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "-c", "127.0.0.1", "-p", &port, "-t", "30"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&client, "-TERM");
+    let c = client.wait();
+    let out = String::from_utf8_lossy(&c.stdout);
+    assert!(!c.status.success(), "{out}");
+    assert!(out.contains("[SUM]"), "{out}");
+    assert!(out.contains("all acknowledged: no"), "{out}");
+    assert!(out.contains("the data is incomplete"), "{out}");
+    let s = server.wait();
+    assert!(!s.status.success());
+}
+
+/// `-b`: the client hands messages to the association no faster than the target rate.
+#[test]
+fn perf_bitrate_caps_the_sending_rate() {
+    let port = free_port().to_string();
+    let server = Guard::spawn_ready(
+        Command::new(BRAID)
+            .args(["perf", "-s", "-1", "-B", "127.0.0.1", "-p", &port])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let c = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "-c", "127.0.0.1", "-p", &port, "-t", "1"])
+            .args(["-b", "20M", "-J"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .wait();
+    assert_ok(&c, "client");
+    assert_ok(&server.wait(), "server");
+    let j = json(&c.stdout);
+    // 20 Mbit/s for one second is 2.5 MB; the pacing lets at most one message more.
+    let bytes = j["bytes"].as_u64().unwrap();
+    assert!(bytes <= 2_500_000 + 2 * 1452, "{bytes}");
+    assert!(bytes > 0);
 }
