@@ -5,8 +5,9 @@
 --
 -- Wireshark's SCTP dissector has no dissector table keyed by chunk type (4.0 registers only
 -- sctp.port and sctp.ppi), so it shows braid's chunks as "RESERVED" with an opaque value.
--- This script is a post-dissector: after SCTP has run, it walks the chunks of every SCTP
--- packet in the frame itself and adds a "braid" tree with named, filterable fields:
+-- This script is a post-dissector: after SCTP has run, it takes the chunks SCTP framed
+-- (sctp.chunk_type, sctp.chunk_length), decodes braid's among them from the frame's bytes,
+-- and adds a "braid" tree with named, filterable fields:
 --
 --   chunk type 0xB0 LS-DATA, 0xB1 LS-SACK, 0xB2 LS-FORWARD-PSN  (braid.chunk, braid.ls*)
 --   chunk type 0xB3 TIMESTAMP                                    (braid.timestamp.*)
@@ -120,6 +121,12 @@ local sctp_field = Field.new("sctp")
 local chunk_type_field = Field.new("sctp.chunk_type")
 local chunk_length_field = Field.new("sctp.chunk_length")
 
+-- The retransmit bit (0x10) of a flags byte; plain arithmetic, as Wireshark's Lua 5.2 has
+-- bit32 and later Luas do not.
+local function rbit(flags)
+	return math.floor(flags / 16) % 2 == 1
+end
+
 local function pad4(n)
 	return n + (4 - n % 4) % 4
 end
@@ -162,8 +169,8 @@ local function ls_data(t, tvb, off, clen)
 		t:add(f.lsdata_data, tvb(v + 16, clen - 20))
 	end
 	local pid_psn = tvb(v + 4, 2):uint()
-	t:append_text(string.format(" (ASN: %u, PID: %u, PSN: %u, SID: %u, SSN: %u)",
-		tvb(v, 4):uint(), bit32.rshift(pid_psn, 12), bit32.band(pid_psn, MAX_PSN),
+	t:append_text(string.format(" (ASN: %d, PID: %d, PSN: %d, SID: %d, SSN: %d)",
+		tvb(v, 4):uint(), math.floor(pid_psn / 4096), pid_psn % 4096,
 		tvb(v + 8, 2):uint(), tvb(v + 10, 2):uint()))
 end
 
@@ -189,10 +196,10 @@ local function ls_sack(t, tvb, off, clen)
 	t:add(f.lssack_n_gaps, tvb(v + 16, 2))
 	t:add(f.lssack_n_dups, tvb(v + 18, 2))
 	local n_gaps, n_dups = tvb(v + 16, 2):uint(), tvb(v + 18, 2):uint()
-	t:append_text(string.format(" (PID: %u, Cumulative ASN Ack: %u, Cumulative PSN Ack: %u)",
-		bit32.band(tvb(off + 1, 1):uint(), MAX_PID), tvb(v, 4):uint(), cum_psn))
+	t:append_text(string.format(" (PID: %d, Cumulative ASN Ack: %d, Cumulative PSN Ack: %d)",
+		tvb(off + 1, 1):uint() % 16, tvb(v, 4):uint(), cum_psn))
 	if 24 + 4 * (n_gaps + n_dups) ~= clen then
-		malformed(t, string.format("%u gap blocks and %u duplicate PSNs do not fill a length of %u",
+		malformed(t, string.format("%d gap blocks and %d duplicate PSNs do not fill a length of %d",
 			n_gaps, n_dups, clen))
 		return
 	end
@@ -201,7 +208,7 @@ local function ls_sack(t, tvb, off, clen)
 		local s, e = tvb(p, 2):uint(), tvb(p + 2, 2):uint()
 		-- Offsets from the Cumulative PSN Ack, as SACK's are from the Cumulative TSN Ack;
 		-- PSNs wrap at 4096.
-		local g = t:add(tvb(p, 4), string.format("Gap Ack Block: %u-%u (PSNs %u-%u)", s, e,
+		local g = t:add(tvb(p, 4), string.format("Gap Ack Block: %d-%d (PSNs %d-%d)", s, e,
 			(cum_psn + s) % (MAX_PSN + 1), (cum_psn + e) % (MAX_PSN + 1)))
 		g:add(f.lssack_gap_start, tvb(p, 2))
 		g:add(f.lssack_gap_end, tvb(p + 2, 2))
@@ -225,16 +232,17 @@ local function ls_forward_psn(t, tvb, off, clen)
 		return
 	end
 	local p = off + 4
-	for _ = 1, vlen / 4 do
+	local entries = math.floor(vlen / 4)
+	for _ = 1, entries do
 		local pid, psn = tvb(p, 2):uint(), tvb(p + 2, 2):uint()
-		local e = t:add(tvb(p, 4), string.format("Entry: PID %u, New Cumulative PSN %u", pid, psn))
+		local e = t:add(tvb(p, 4), string.format("Entry: PID %d, New Cumulative PSN %d", pid, psn))
 		local pi = e:add(f.lsfwd_pid, tvb(p, 2))
 		local si = e:add(f.lsfwd_psn, tvb(p + 2, 2))
 		if pid > MAX_PID then malformed(pi, "PID above 15") end
 		if psn > MAX_PSN then malformed(si, "New Cumulative PSN above 4095") end
 		p = p + 4
 	end
-	t:append_text(string.format(" (%u entries)", vlen / 4))
+	t:append_text(string.format(" (%d entries)", entries))
 end
 
 -- TIMESTAMP (Ladha et al., Fig. 6 variant I; RFC 7323's echo rules, per packet).
@@ -246,7 +254,7 @@ local function timestamp(t, tvb, off, clen)
 	end
 	t:add(f.ts_value, tvb(off + 4, 4))
 	t:add(f.ts_echo, tvb(off + 8, 4))
-	t:append_text(string.format(" (TSval: %u, TSecr: %u)", tvb(off + 4, 4):uint(), tvb(off + 8, 4):uint()))
+	t:append_text(string.format(" (TSval: %d, TSecr: %d)", tvb(off + 4, 4):uint(), tvb(off + 8, 4):uint()))
 end
 
 -- braid's parameters in an INIT or INIT-ACK (RFC 9260 §3.3.2: they follow 16 fixed bytes).
@@ -329,7 +337,7 @@ local function dissect_chunks(tree)
 				-- Ladha et al., Fig. 6 rule (a): every retransmission carries the retransmit bit.
 				local t = root():add(tvb(off, 2), std_chunk_names[ctype] .. " chunk flags (braid)")
 				t:add(f.data_rbit, tvb(off + 1, 1))
-				if bit32.band(cflags, 0x10) ~= 0 then names[#names + 1] = std_chunk_names[ctype] .. "(R)" end
+				if rbit(cflags) then names[#names + 1] = std_chunk_names[ctype] .. "(R)" end
 			elseif ctype == CHUNK_SACK or ctype == CHUNK_NR_SACK then
 				-- Ladha et al., Fig. 6 rule (b): the SACK answers a DATA chunk that had the bit.
 				local t = root():add(tvb(off, 2), std_chunk_names[ctype] .. " chunk flags (braid)")
@@ -338,7 +346,7 @@ local function dissect_chunks(tree)
 				-- Independent End-to-End Paths", delayed ack for CMT: how many DATA packets
 				-- this SACK acknowledges (1 or 2; 0 when DAC is off).
 				t:add(f.sack_dac, tvb(off + 1, 1))
-				if bit32.band(cflags, 0x10) ~= 0 then names[#names + 1] = std_chunk_names[ctype] .. "(R)" end
+				if rbit(cflags) then names[#names + 1] = std_chunk_names[ctype] .. "(R)" end
 			elseif (ctype == CHUNK_INIT or ctype == CHUNK_INIT_ACK) and clen >= 20 then
 				for _, n in ipairs(init_params(root, tvb, off, clen, std_chunk_names[ctype])) do
 					names[#names + 1] = n
