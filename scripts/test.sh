@@ -2,7 +2,8 @@
 # The test command of README.md: sets up the machine, runs every test of the workspace, the
 # failover test in network namespaces (scripts/netns-failover.sh), a simulation campaign
 # through GNU parallel merged byte-identical to one machine (scripts/campaign-parallel-test.sh),
-# a short testbed run (scripts/testbed-smoke.sh), then the interop matrix of braid against
+# a short testbed run (scripts/testbed-smoke.sh), braid's Wireshark dissector
+# (interop/wireshark/test.sh), then the interop matrix of braid against
 # pion/sctp, aiortc and dcSCTP (interop/selftest.sh: both
 # directions, ordered and unordered, server-verify and echo + client-verify, 10 MiB over 4
 # streams, every capture checked by tshark) and a short interleaving check, I-DATA against
@@ -34,6 +35,11 @@ BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-failov
 # The testbed: braid and a kernel TCP stream through the user-space link emulator, then the
 # same scenario in the simulator, side by side (~15 s; SKIP without root/netns/TUN).
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/testbed-smoke.sh
+# braid's Wireshark dissector (interop/wireshark/braid.lua), which check-pcap.sh loads for
+# every capture below: each field of the demo's braid chunks and parameters and of built
+# packets (TIMESTAMP, retransmit and DAC bits, malformed chunks), and check-pcap failing
+# when the script does not load or leaves a field out.
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash interop/wireshark/test.sh
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" PEERS="braid pion aiortc dcsctp" ONLY_WITH=braid \
   BYTES=10MiB STREAMS=4 bash interop/selftest.sh
 # braid ↔ braid with LS-SCTP on the wire (both offer it), tshark checking the captures.
