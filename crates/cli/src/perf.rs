@@ -2492,9 +2492,14 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
             // A multi-homed server runs CMT: its echoes use every path and its SACKs
             // follow CMT's delayed-ack rule (DAC).
             cmt: (specific > 1).then(braid_net::CmtConfig::default),
-            // The echo (and -R's data) goes back on the streams the client uses: offer as
-            // many outbound streams as the server accepts inbound.
-            ..assoc_config(AssociationConfig::default().max_inbound_streams)
+            // The echo goes back on the stream it came on: offer as many outbound streams
+            // as the server accepts inbound (-R and --bidir send on up to 16; more cost
+            // memory in every association of a server that does neither).
+            ..assoc_config(if args.echo {
+                AssociationConfig::default().max_inbound_streams
+            } else {
+                16
+            })
         },
         ..Default::default()
     };
