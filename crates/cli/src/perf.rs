@@ -1082,7 +1082,8 @@ async fn send_bulk(
                         out.stopped = true;
                         break;
                     }
-                    () = tokio::time::sleep_until(due) => {}
+                    // Look at the clock again: the time may be up by now.
+                    () = tokio::time::sleep_until(due) => continue,
                 }
             }
         }

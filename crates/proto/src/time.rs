@@ -1,6 +1,6 @@
 //! Time as an input: the driver's clock reading, as a duration since an epoch it chose.
 //!
-//! The core never reads a clock (DESIGN.md rule 2). The simulator passes virtual time; the
+//! The core never reads a clock (time and randomness are inputs of the sans-IO core). The simulator passes virtual time; the
 //! socket driver passes the time since it started. Only differences matter, except inside
 //! state cookies, which carry the endpoint's clock reading to check their lifetime.
 

@@ -208,7 +208,7 @@ message_size = 1452
     )
 }
 
-/// Issue 10 (found by the netns failover test): with CMT the association stalled for ~30 s
+/// Found by the netns failover test: with CMT the association stalled for ~30 s
 /// on two healthy paths — retransmissions waited on one path while another, chosen in turn,
 /// had nothing it could send behind the closed window (0.22 Mbit/s against 95 without CMT).
 #[test]
@@ -282,13 +282,13 @@ message_size = 1452
     g
 }
 
-/// Issue 17 (found by the long-fat CMT grid): at 50 and 100 ms RTT CUBIC overshoots both
+/// Found by the long-fat CMT grid: at 50 and 100 ms RTT CUBIC overshoots both
 /// BDP-sized queues. The chunk holding the cumulative ack back was marked for
 /// retransmission on a path whose window stayed full (its flight was chunks the peer held
 /// beyond the SACK's gap blocks), while the other path's T3 freed room that went to new
 /// data: 0 Mbit/s. RFC 9260 §6.1 rule C puts it first on the path that has room.
 ///
-/// Issue 26: it then reached 789 Mbit/s (81 %): after the overshoot the receiver held 15 MB
+/// With that fixed it reached 789 Mbit/s (81 %): after the overshoot the receiver held 15 MB
 /// in more gap blocks than a packet holds, its SACKs reported only the lowest, both paths'
 /// flights stayed full of chunks that had arrived unreported, and recovery crawled until a
 /// T3 two seconds later. A cut SACK now also reports the newest arrivals (non-renegable).
@@ -298,7 +298,7 @@ fn cmt_retransmits_the_chunk_holding_the_cumulative_ack_on_a_path_with_room() {
     assert!(g > 0.9 * 968.0, "goodput {g:.1} Mbit/s");
 }
 
-/// Issue 17: at 100 and 200 ms, after T3 a fast retransmit of a chunk sent before the
+/// Found by the long-fat CMT grid: at 100 and 200 ms, after T3 a fast retransmit of a chunk sent before the
 /// timeout entered fast recovery at cwnd = 4 MTU with an exit point thousands of TSNs
 /// ahead, so the window stayed at 4 MTU for tens of seconds (38 Mbit/s). The timeout
 /// already answered that loss episode (RFC 6582 §3.2 step 1): slow start goes on.
@@ -308,7 +308,7 @@ fn after_a_timeout_fast_retransmits_of_older_chunks_do_not_shrink_the_window_aga
     assert!(g > 0.9 * 968.0, "goodput {g:.1} Mbit/s");
 }
 
-/// Issue 26: at 200/400 ms the two paths need more than the 32 MiB autotuning caps (BDP
+/// Found by the long-fat CMT grid: at 200/400 ms the two paths need more than the 32 MiB autotuning caps (BDP
 /// 37.5 MB plus what the receiver holds behind the slow path): 741 Mbit/s (77 %) before.
 /// With 64 MiB caps the overshoot that followed cut every SACK, and the receiver reported
 /// only its lowest blocks: 51 Mbit/s until cut SACKs reported the newest arrivals too.

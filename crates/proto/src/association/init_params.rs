@@ -191,7 +191,7 @@ pub(crate) fn build_init_ack(
     let mut params = vec![Param::StateCookie(key.seal(&cookie))];
     params.extend(our_params(cfg, locals));
     // Reports of unrecognized parameters stop where the INIT-ACK would outgrow the path MTU:
-    // an attacker's INIT must not make us send more than one full packet (DESIGN.md).
+    // an attacker's INIT must not make us send more than one full packet (network input is hostile).
     let budget = cfg
         .path_mtu
         .saturating_sub(crate::path::header_overhead(

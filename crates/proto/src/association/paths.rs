@@ -21,7 +21,7 @@ use crate::path::{Path, PathId};
 use crate::time::Instant;
 
 /// Whether a peer address may become a path: never multicast, broadcast, unspecified, or
-/// one of our own addresses (DESIGN.md "Hostile input"; RFC 9260 §5.1.2 lists only unicast
+/// one of our own addresses (the hostile-input rules; RFC 9260 §5.1.2 lists only unicast
 /// transport addresses).
 pub(crate) fn usable_peer_address(
     ip: std::net::IpAddr,

@@ -329,7 +329,7 @@ impl Endpoint {
 
     /// Makes `id` the owner of (IP, port) for each of `peers` that no live association owns
     /// confirmed (an address is never taken from a live association that confirmed it,
-    /// DESIGN.md "Hostile input"); one `id` has not confirmed yet is owned tentatively.
+    /// the hostile-input rules); one `id` has not confirmed yet is owned tentatively.
     fn claim(&mut self, id: AssocId, peers: &[IpAddr], port: u16) {
         for ip in peers {
             let key = (*ip, port);
