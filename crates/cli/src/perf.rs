@@ -106,7 +106,8 @@ pub(crate) struct ServerArgs {
     /// verifying it; pairs with `perf client --verify-echo`.
     #[arg(long)]
     echo: bool,
-    /// Offer LS-SCTP (Abd El Al et al.) in INIT-ACK (`on`, the default): a client that offers it
+    /// Offer LS-SCTP ("LS-SCTP: a bandwidth aggregation technique for SCTP", Abd El Al et
+    /// al., 2004) in INIT-ACK (`on`, the default): a client that offers it
     /// too gets LS-DATA and per-path LS-SACKs; any other peer skips the offer.
     #[arg(long, default_value = "on")]
     load_sharing: String,
@@ -115,7 +116,8 @@ pub(crate) struct ServerArgs {
     #[arg(long, default_value = "off")]
     idata: String,
     /// Detection of spurious retransmissions for what the server sends (--echo): off,
-    /// eifel-timestamp, eifel-rbit, duptsn, eifel+duptsn (Ladha et al.). The server echoes
+    /// eifel-timestamp, eifel-rbit, duptsn, eifel+duptsn ("On Making SCTP Robust to Spurious Retransmissions", Ladha et al.,
+    /// 2004). The server echoes
     /// a client's Eifel signals whatever this says.
     #[arg(long, default_value = "off")]
     spurious_detection: braid_net::SpuriousDetection,
@@ -223,7 +225,8 @@ pub(crate) struct ClientArgs {
     /// (`off`). Paths come from several --bind and the peer's addresses.
     #[arg(long, default_value = "off")]
     cmt: String,
-    /// Offer LS-SCTP (Abd El Al et al.: per-path sequence numbers, cwnd/RTT path assignment,
+    /// Offer LS-SCTP ("LS-SCTP: a bandwidth aggregation technique for SCTP", Abd El Al et
+    /// al., 2004: per-path sequence numbers, cwnd/RTT path assignment,
     /// copies probing a timed-out path) in INIT (`on`); used if the server offers it too,
     /// else the association runs as --cmt says.
     #[arg(long, default_value = "off")]
@@ -232,7 +235,8 @@ pub(crate) struct ClientArgs {
     /// else DATA. Interleaving needs --scheduler rr-packet, fc or wfq on the sender.
     #[arg(long, default_value = "off")]
     idata: String,
-    /// Detection of spurious retransmissions (Ladha et al.): off, eifel-timestamp (a
+    /// Detection of spurious retransmissions ("On Making SCTP Robust to Spurious
+    /// Retransmissions", Ladha et al., 2004): off, eifel-timestamp (a
     /// TIMESTAMP chunk in every packet), eifel-rbit (a retransmit bit in DATA and SACK),
     /// duptsn (duplicate-TSN reports, RFC 3708), eifel+duptsn. Eifel needs a peer that
     /// offers Eifel-Supported (braid does); otherwise DupTSN runs.

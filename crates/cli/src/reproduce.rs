@@ -15,7 +15,7 @@ type Error = Box<dyn std::error::Error>;
 #[derive(Subcommand)]
 pub(crate) enum ReproduceCommand {
     /// Fig. 4–7 of "Transmission Scheduling Optimizations for Concurrent Multipath
-    /// Transfer" (Dreibholz et al.): round-robin vs fixed stream-to-path mapping, sender queue
+    /// Transfer" (Dreibholz et al., 2010): round-robin vs fixed stream-to-path mapping, sender queue
     /// info, NR-SACK. Writes per-figure results, PNG plots and report.md (paper vs braid).
     CmtScheduling {
         /// 2 seeds, 30 s measurement, a few σ points (about a minute on 2 cores, release).
@@ -42,7 +42,7 @@ pub(crate) enum ReproduceCommand {
         #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["quick", "seeds"])]
         merge: Vec<PathBuf>,
     },
-    /// Fig. 12–20 of "LS-SCTP: a bandwidth aggregation technique for SCTP" (Abd El Al et al.):
+    /// Fig. 12–20 of "LS-SCTP: a bandwidth aggregation technique for SCTP" (Abd El Al et al., 2004):
     /// scaling with paths, loss, bandwidth fluctuation, short and long path failures, with
     /// LS-SCTP's and SCTP's timeout handling and CMT-SCTP side by side. Writes per-figure
     /// results and time series, PNG plots and report.md (paper vs braid).
@@ -60,7 +60,7 @@ pub(crate) enum ReproduceCommand {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         seeds: Option<u32>,
     },
-    /// Figs. 2, 7–14 of "On Making SCTP Robust to Spurious Retransmissions" (Ladha et al.):
+    /// Figs. 2, 7–14 of "On Making SCTP Robust to Spurious Retransmissions" (Ladha et al., 2004):
     /// plain SCTP, Eifel and DupTSN-based detection under reordering and delay spikes,
     /// singlehomed and multihomed, with time-sequence plots of single events, and braid's
     /// CMT-without-SFR comparison. Writes per-figure results, PNG plots and report.md.

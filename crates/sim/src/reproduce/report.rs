@@ -194,7 +194,7 @@ const ASSUMPTIONS: [(&str, &str); 9] = [
     ),
     (
         "association.buffer_splitting",
-        "send- and receive-side buffer splitting (001 §5: on)",
+        "send- and receive-side buffer splitting (the paper's §5: on)",
     ),
     (
         "start_jitter",
@@ -463,7 +463,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "# 001: Transmission Scheduling Optimizations for CMT — paper vs braid\n"
+        "# Reproduction of Transmission Scheduling Optimizations for Concurrent Multipath Transfer (Dreibholz et al., 2010)\n"
     );
     let (seeds, meas) = if opts.quick {
         let sigmas: Vec<String> = CMT_SCHEDULING

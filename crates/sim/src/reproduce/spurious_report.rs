@@ -405,7 +405,7 @@ pub fn spurious_report(
     let _ = writeln!(
         md,
         "# Reproduction of On Making SCTP Robust to Spurious Retransmissions (\
-         Ladha et al.)\n"
+         Ladha et al., ACM SIGCOMM Computer Communication Review 2004)\n"
     );
     let _ = writeln!(
         md,
