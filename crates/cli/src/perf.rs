@@ -56,6 +56,11 @@ const HEADER: usize = 20;
 const MAX_MSG: usize = 1 << 20;
 const FLAG_LAST: u8 = 1;
 const FLAG_UNORDERED: u8 = 2;
+/// The payload's first 8 bytes carry the sender's CLOCK_REALTIME at `send` (ns since the
+/// Unix epoch), for the receiver's one-way delay and jitter (FORMAT.md, braid perf only).
+const FLAG_TIMESTAMP: u8 = 4;
+/// Bytes of the timestamp at the start of a timestamped payload.
+const STAMP: usize = 8;
 
 #[derive(Subcommand)]
 pub(crate) enum PerfCommand {
@@ -211,6 +216,13 @@ pub(crate) struct ClientArgs {
     /// Ask the server for its report of each association and print it with the summary.
     #[arg(long)]
     get_server_output: bool,
+    /// Every message carries the sender's clock (CLOCK_REALTIME) in its first payload
+    /// bytes; the receiver reports each stream's one-way delay (meaningful where the clocks
+    /// are synchronised, e.g. one host, namespaces included) and jitter (RFC 3550 §6.4.1,
+    /// which needs no synchronised clocks). braid perf at both ends only (FORMAT.md);
+    /// messages of 28 bytes at least.
+    #[arg(long)]
+    one_way_delay: bool,
     /// Streams used, round-robin.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     streams: u16,
@@ -540,7 +552,58 @@ impl Pattern {
         b.put_u16(nstreams);
         b.put_u16(0);
         b.put_slice(self.payload(stream, seq, len - HEADER));
+        if flags & FLAG_TIMESTAMP != 0 && len >= HEADER + STAMP {
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "ns since 1970 fit u64 until 2554"
+            )]
+            b[HEADER..HEADER + STAMP].copy_from_slice(&(wall_ns() as u64).to_be_bytes());
+        }
         b.freeze()
+    }
+}
+
+/// One stream's one-way delays (receive time minus the sender's timestamp, both
+/// CLOCK_REALTIME: meaningful where the clocks are synchronised, such as one host) and
+/// interarrival jitter as RTP computes it (RFC 3550 §6.4.1), which needs no synchronised
+/// clocks.
+#[derive(Default, Clone)]
+struct DelayStats {
+    count: u64,
+    sum_ns: i128,
+    min_ns: i64,
+    max_ns: i64,
+    /// The previous message's transit time.
+    last_ns: Option<i64>,
+    /// RFC 3550 §6.4.1: J += (|D| - J) / 16, in ns.
+    jitter_ns: f64,
+}
+
+impl DelayStats {
+    fn add(&mut self, transit_ns: i64) {
+        if self.count == 0 {
+            (self.min_ns, self.max_ns) = (transit_ns, transit_ns);
+        }
+        self.min_ns = self.min_ns.min(transit_ns);
+        self.max_ns = self.max_ns.max(transit_ns);
+        self.sum_ns += i128::from(transit_ns);
+        self.count += 1;
+        if let Some(l) = self.last_ns {
+            let d = (transit_ns.saturating_sub(l)).unsigned_abs() as f64;
+            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+        }
+        self.last_ns = Some(transit_ns);
+    }
+
+    fn json(&self, stream: usize) -> serde_json::Value {
+        serde_json::json!({
+            "stream": stream,
+            "messages": self.count,
+            "mean_ms": self.sum_ns as f64 / self.count.max(1) as f64 / 1e6,
+            "min_ms": self.min_ns as f64 / 1e6,
+            "max_ms": self.max_ns as f64 / 1e6,
+            "jitter_ms": self.jitter_ns / 1e6,
+        })
     }
 }
 
@@ -572,6 +635,8 @@ struct Verifier {
     ahead: usize,
     bytes: u64,
     messages: u64,
+    /// Per stream, of the timestamped messages.
+    delays: Vec<DelayStats>,
 }
 
 impl Verifier {
@@ -584,7 +649,16 @@ impl Verifier {
             ahead: 0,
             bytes: 0,
             messages: 0,
+            delays: Vec::new(),
         }
+    }
+
+    /// Each stream's one-way delay and jitter, for the streams that carried timestamps.
+    fn delays_json(&self) -> Vec<serde_json::Value> {
+        (self.delays.iter().enumerate())
+            .filter(|(_, d)| d.count > 0)
+            .map(|(i, d)| d.json(i))
+            .collect()
     }
 
     fn check(&mut self, stream: u16, data: &[u8]) -> Result<(), String> {
@@ -603,7 +677,10 @@ impl Verifier {
         let seq = u64::from_be_bytes(data[8..16].try_into().map_err(|_| err("header".into()))?);
         let nstreams = u16::from_be_bytes([data[16], data[17]]);
         let reserved = u16::from_be_bytes([data[18], data[19]]);
-        if version != 1 || reserved != 0 || flags & !(FLAG_LAST | FLAG_UNORDERED) != 0 {
+        if version != 1
+            || reserved != 0
+            || flags & !(FLAG_LAST | FLAG_UNORDERED | FLAG_TIMESTAMP) != 0
+        {
             return Err(err(format!(
                 "bad header: version {version}, flags {flags:#x}, reserved {reserved}"
             )));
@@ -641,16 +718,43 @@ impl Verifier {
         let Some(st) = self.streams.get_mut(usize::from(stream)) else {
             return Err(err(format!("stream out of range (nstreams {nstreams})")));
         };
-        if data[HEADER..] != *self.pattern.payload(stream, seq, data.len() - HEADER) {
-            let off = data[HEADER..]
+        // A timestamped payload keeps the pattern after its first 8 bytes.
+        let from = if flags & FLAG_TIMESTAMP != 0 {
+            if data.len() < HEADER + STAMP {
+                return Err(err(format!("timestamped, but {} bytes long", data.len())));
+            }
+            HEADER + STAMP
+        } else {
+            HEADER
+        };
+        let expect = &self.pattern.payload(stream, seq, data.len() - HEADER)[from - HEADER..];
+        if data[from..] != *expect {
+            let off = data[from..]
                 .iter()
-                .zip(self.pattern.payload(stream, seq, data.len() - HEADER))
+                .zip(expect)
                 .position(|(a, b)| a != b)
                 .unwrap_or(0);
             return Err(err(format!(
                 "seq {seq}: payload mismatch at byte {}",
-                HEADER + off
+                from + off
             )));
+        }
+        if from > HEADER {
+            let sent = u64::from_be_bytes(
+                data[HEADER..from]
+                    .try_into()
+                    .map_err(|_| err("stamp".into()))?,
+            );
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "ns since 1970 fit u64 until 2554"
+            )]
+            let transit = (wall_ns() as u64).wrapping_sub(sent).cast_signed();
+            let i = usize::from(stream);
+            if self.delays.len() <= i {
+                self.delays.resize(i + 1, DelayStats::default());
+            }
+            self.delays[i].add(transit);
         }
         if flags & FLAG_UNORDERED == 0 {
             if seq != st.next {
@@ -887,12 +991,20 @@ struct SendPlan {
     unordered: bool,
     /// Target rate in bit/s (iperf3's `-b`); `None`: as fast as the association goes.
     bitrate: Option<f64>,
+    /// Every message carries the sender's clock ([`FLAG_TIMESTAMP`]).
+    timestamps: bool,
 }
 
 impl SendPlan {
     /// The number of messages of a `bytes` run (`None` for a timed one); refuses a byte
     /// count that cannot give every stream its LAST message.
     fn total_msgs(&self) -> Result<Option<u64>, String> {
+        if self.timestamps && self.msg < HEADER + STAMP {
+            return Err(format!(
+                "--one-way-delay: messages of {} bytes have no room for the timestamp (28 at least)",
+                self.msg
+            ));
+        }
         let Some(n) = self.bytes else { return Ok(None) };
         let c = n.div_ceil(self.msg as u64);
         if c < u64::from(self.streams) {
@@ -929,7 +1041,8 @@ impl PartialEq for SendPlan {
             self.time,
             self.bytes,
             self.unordered,
-        ) == (o.msg, o.streams, o.time, o.bytes, o.unordered)
+            self.timestamps,
+        ) == (o.msg, o.streams, o.time, o.bytes, o.unordered, o.timestamps)
             && self.bitrate.map(f64::to_bits) == o.bitrate.map(f64::to_bits)
     }
 }
@@ -947,6 +1060,7 @@ impl Params {
             "bytes": self.plan.bytes,
             "unordered": self.plan.unordered,
             "bitrate": self.plan.bitrate,
+            "timestamps": self.plan.timestamps,
         })
     }
 
@@ -991,6 +1105,7 @@ impl Params {
             bytes,
             unordered: flag("unordered"),
             bitrate,
+            timestamps: flag("timestamps"),
         };
         plan.total_msgs()?;
         Ok(Self {
@@ -1045,7 +1160,8 @@ async fn send_bulk(
         unordered: plan.unordered,
         ..Default::default()
     };
-    let flags = if plan.unordered { FLAG_UNORDERED } else { 0 };
+    let flags = if plan.unordered { FLAG_UNORDERED } else { 0 }
+        | if plan.timestamps { FLAG_TIMESTAMP } else { 0 };
     let deadline = plan.time.map(|t| start + t);
     let k = plan.streams;
     let kk = u64::from(k);
@@ -1156,6 +1272,8 @@ struct RecvCount {
     messages: AtomicU64,
     /// Nanoseconds from the start of the test to the latest data message.
     last_ns: AtomicU64,
+    /// Per stream one-way delay and jitter of timestamped data, once receiving ended.
+    delays: std::sync::Mutex<Vec<serde_json::Value>>,
 }
 
 /// What a client association waits for from the server.
@@ -1177,6 +1295,21 @@ async fn receive(
     start: Instant,
 ) -> Result<Option<serde_json::Value>, String> {
     let mut v = Verifier::new(inbound);
+    let r = receive_into(&a, &mut v, expect, &count, start).await;
+    if let Ok(mut d) = count.delays.lock() {
+        *d = v.delays_json();
+    }
+    r
+}
+
+/// [`receive`]'s loop, verifying into `v`.
+async fn receive_into(
+    a: &Association,
+    v: &mut Verifier,
+    expect: Expect,
+    count: &RecvCount,
+    start: Instant,
+) -> Result<Option<serde_json::Value>, String> {
     let mut output = None;
     let done = |v: &Verifier, o: &Option<serde_json::Value>| {
         (!expect.data || v.is_complete()) && (!expect.output || o.is_some())
@@ -1203,7 +1336,7 @@ async fn receive(
             let ns = u64::try_from((now() - start).as_nanos()).unwrap_or(u64::MAX);
             count.last_ns.store(ns, Ordering::Relaxed);
         }
-        if done(&v, &output) {
+        if done(v, &output) {
             return Ok(output);
         }
     }
@@ -1239,6 +1372,8 @@ struct Outcome {
     stats: braid_net::AssociationStats,
     stalls: (u64, Duration),
     server_output: Option<serde_json::Value>,
+    /// Per stream one-way delay and jitter of what arrived (timestamped data only).
+    delays: Vec<serde_json::Value>,
 }
 
 /// What every association of a client run does, fixed before they start.
@@ -1320,6 +1455,7 @@ async fn run_assoc(
                 ppid: PPID,
                 ..Default::default()
             },
+            flags: if c.plan.timestamps { FLAG_TIMESTAMP } else { 0 },
         };
         let log = c.timing_log.lock().ok().and_then(|mut l| l.take());
         send_interactive(&assoc, w, &mut stop, log, handed.clone()).await
@@ -1446,6 +1582,7 @@ async fn run_assoc(
         stalls: stalls.read(),
         server_output,
         sent,
+        delays: rx.delays.lock().map(|d| d.clone()).unwrap_or_default(),
     }
 }
 
@@ -1542,6 +1679,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         bytes: args.bytes,
         unordered: args.unordered,
         bitrate: args.bitrate.filter(|b| *b > 0.0),
+        timestamps: args.one_way_delay,
     };
     plan.total_msgs()?;
     let params = (args.reverse || args.bidir || args.get_server_output).then(|| Params {
@@ -1835,6 +1973,7 @@ impl ClientSummary<'_> {
             "spurious_timeouts": st.spurious_timeouts,
             "paths": paths_json(&o.paths),
             "server_output": o.server_output,
+            "one_way_delay": o.delays,
         })
     }
 
@@ -2041,6 +2180,18 @@ impl ClientSummary<'_> {
                     p.stats.retransmissions
                 );
             }
+            for d in &o.delays {
+                let _ = writeln!(
+                    s,
+                    "      stream {}: one-way delay {:.3} ms (min {:.3}, max {:.3}), jitter {:.3} ms over {} messages",
+                    d["stream"],
+                    d["mean_ms"].as_f64().unwrap_or(f64::NAN),
+                    d["min_ms"].as_f64().unwrap_or(f64::NAN),
+                    d["max_ms"].as_f64().unwrap_or(f64::NAN),
+                    d["jitter_ms"].as_f64().unwrap_or(f64::NAN),
+                    d["messages"],
+                );
+            }
             if let Some(out) = &o.server_output {
                 let _ = writeln!(s, "      server output: {out}");
             }
@@ -2096,6 +2247,8 @@ struct InteractiveRun {
     start: Instant,
     end: Instant,
     opts: SendOptions,
+    /// Flags of every message ([`FLAG_TIMESTAMP`] or none).
+    flags: u8,
 }
 
 /// Nanoseconds since the Unix epoch (CLOCK_REALTIME): the timing logs' clock, shared by the
@@ -2126,7 +2279,7 @@ async fn send_interactive(
         w.pattern.clone(),
         w.small,
         (w.start, w.end),
-        w.opts,
+        (w.opts, w.flags),
         sent.clone(),
         log,
     ));
@@ -2154,7 +2307,7 @@ async fn send_interactive(
                 () = tokio::time::sleep(BULK_POLL) => {}
             }
         }
-        let f = if last { FLAG_LAST } else { 0 };
+        let f = w.flags | if last { FLAG_LAST } else { 0 };
         let m = w.pattern.message(0, bulk_msgs, w.bulk, f, 2);
         let r = tokio::select! {
             biased;
@@ -2201,7 +2354,7 @@ async fn send_small(
     pattern: Pattern,
     ia: Interactive,
     (start, end): (Instant, Instant),
-    opts: SendOptions,
+    (opts, flags): (SendOptions, u8),
     sent: Arc<AtomicU64>,
     mut log: Option<std::io::BufWriter<std::fs::File>>,
 ) -> Result<u64, String> {
@@ -2213,7 +2366,7 @@ async fn send_small(
     let n = ((end - start).as_secs_f64() * ia.rate).ceil().max(1.0) as u64;
     for k in 0..n {
         tokio::time::sleep_until(start + Duration::from_secs_f64(k as f64 / ia.rate)).await;
-        let f = if k + 1 == n { FLAG_LAST } else { 0 };
+        let f = flags | if k + 1 == n { FLAG_LAST } else { 0 };
         let m = pattern.message(1, k, ia.size, f, 2);
         let t_call = wall_ns();
         assoc
@@ -2682,6 +2835,7 @@ impl Served<'_> {
             "duplicate_tsns": self.stats.duplicate_tsns,
             "sacks_sent": self.stats.sacks_sent,
             "recv_window_drops": self.stats.recv_window_drops,
+            "one_way_delay": self.v.delays_json(),
         })
     }
 }
@@ -3036,6 +3190,7 @@ mod tests {
                 bytes: None,
                 unordered: true,
                 bitrate: Some(50e6),
+                timestamps: true,
             },
         };
         let wire = p.to_json().to_string();

@@ -934,3 +934,25 @@ fn perf_bitrate_caps_the_sending_rate() {
     assert!(bytes <= 2_500_000 + 2 * 1452, "{bytes}");
     assert!(bytes > 0);
 }
+
+/// `--one-way-delay`: every message carries the sender's clock, and the receiver reports
+/// each stream's delay and jitter (one host: one clock, so delays are not negative).
+#[test]
+fn perf_one_way_delay_per_stream_at_the_receiver() {
+    let (cj, sj) = run_perf(&[], &["--one-way-delay", "--streams", "2"], 20 << 20);
+    let d = sj["one_way_delay"].as_array().unwrap();
+    assert_eq!(d.len(), 2, "{sj}");
+    let per_stream: u64 = d.iter().map(|s| s["messages"].as_u64().unwrap()).sum();
+    assert_eq!(per_stream, sj["messages"].as_u64().unwrap());
+    for s in d {
+        let (min, mean, max) = (
+            s["min_ms"].as_f64().unwrap(),
+            s["mean_ms"].as_f64().unwrap(),
+            s["max_ms"].as_f64().unwrap(),
+        );
+        assert!(0.0 <= min && min <= mean && mean <= max, "{s}");
+        assert!(s["jitter_ms"].as_f64().unwrap() >= 0.0, "{s}");
+    }
+    // The client received nothing, so it reports no delays.
+    assert_eq!(cj["one_way_delay"], serde_json::json!([]));
+}
