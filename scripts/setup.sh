@@ -53,6 +53,13 @@ if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
   apt_install parallel
 fi
 
+# scripts/slurm-test.sh: a one-node Slurm cluster with munge (no recommends: only the basic
+# plugins it uses, none of the database, HDF5 or GPU ones).
+if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1 ||
+  ! command -v sbatch >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
+  apt_install --no-install-recommends slurmctld slurmd slurm-client munge
+fi
+
 # Interop peers (interop/install.sh): Go for pion-peer, python3 with venv for aiortc (and
 # cargo, checked above, for dcsctp-peer).
 # The machine image ships Go in /usr/local/go; Debian 12's golang-go (1.19) is the fallback,

@@ -2,6 +2,8 @@
 # The test command of README.md: sets up the machine, runs every test of the workspace, the
 # failover test in network namespaces (scripts/netns-failover.sh), a simulation campaign
 # through GNU parallel merged byte-identical to one machine (scripts/campaign-parallel-test.sh),
+# the quick CMT scheduling reproduction as Slurm arrays on a one-node cluster, merged
+# byte-identical to one machine (scripts/slurm-test.sh),
 # a short testbed run (scripts/testbed-smoke.sh), braid's Wireshark dissector
 # (interop/wireshark/test.sh), then the interop matrix of braid against
 # pion/sctp, aiortc and dcSCTP (interop/selftest.sh: both
@@ -28,6 +30,9 @@ cargo test --locked --release --manifest-path interop/dcsctp/Cargo.toml \
   --target-dir "${CARGO_TARGET_DIR:-$PWD/interop/dcsctp/target}"
 cargo build --release -p braid-cli
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/campaign-parallel-test.sh
+# The same through a real Slurm cluster it starts here (~2.5 min on 2 cores; SKIP without root
+# or when the daemons cannot start).
+BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/slurm-test.sh
 # PLPMTUD through a 1400-byte hop between namespaces (SKIP without root/netns).
 BRAID="${CARGO_TARGET_DIR:-$PWD/target}/release/braid" bash scripts/netns-pmtu.sh
 # Failover on real sockets in network namespaces it creates (SKIP without root/netns).
