@@ -305,6 +305,13 @@ pub(crate) struct ClientArgs {
     #[arg(long, value_parser = parse_interactive, requires = "time",
           conflicts_with_all = ["bytes", "verify_echo", "unordered"])]
     interactive: Option<Interactive>,
+    /// A flow of its own (repeatable, NetPerfMeter style): `SIZE@RATE` sends SIZE-byte
+    /// messages at RATE per second, `SIZE@max` as fast as the association takes them;
+    /// flow i uses stream i, all for --time. E.g. `--flow 1452@max --flow 200@50
+    /// --flow 64KiB@2`; with --one-way-delay the receiver reports each flow's delay.
+    #[arg(long = "flow", value_parser = parse_flow,
+          conflicts_with_all = ["bytes", "verify_echo", "interactive", "reverse", "streams"])]
+    flows: Vec<Flow>,
     /// With --interactive: write one line per stream-1 message, `stream seq t_call_ns
     /// t_accepted_ns` (CLOCK_REALTIME, ns since the Unix epoch: before `send` and when it
     /// returned), to this file.
@@ -318,6 +325,165 @@ pub(crate) struct ClientArgs {
     /// scenario's `buffer` does (e.g. 64KiB; iperf3's -w).
     #[arg(short = 'w', long, visible_alias = "window", value_parser = parse_size)]
     buffer: Option<u64>,
+}
+
+/// One `--flow SIZE@RATE`: messages of `size` bytes, `rate` per second (`None`: as fast as
+/// the association takes them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Flow {
+    size: usize,
+    rate: Option<f64>,
+}
+
+/// Parses `SIZE@RATE` or `SIZE@max` (SIZE 20..=1048576, units as `--bytes`).
+fn parse_flow(s: &str) -> Result<Flow, String> {
+    let (size, rate) = s
+        .split_once('@')
+        .ok_or_else(|| format!("{s:?}: expected SIZE@RATE or SIZE@max, e.g. 200@50"))?;
+    let size = usize::try_from(parse_size(size)?).map_err(|e| e.to_string())?;
+    if !(HEADER..=MAX_MSG).contains(&size) {
+        return Err(format!("{s:?}: SIZE must be in {HEADER}..={MAX_MSG}"));
+    }
+    if rate.trim() == "max" {
+        return Ok(Flow { size, rate: None });
+    }
+    let rate: f64 = rate
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: bad RATE (messages per second, or max)"))?;
+    if !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0) {
+        return Err(format!("{s:?}: RATE must be in (0, 1000000] per second"));
+    }
+    Ok(Flow {
+        size,
+        rate: Some(rate),
+    })
+}
+
+/// Sends flow `stream` of a `--flow` run until `end` (its last message carries LAST):
+/// paced flows at their rate, the others back to back. Returns (messages, bytes).
+async fn send_flow(
+    assoc: Arc<Association>,
+    (stream, nstreams): (u16, u16),
+    flow: Flow,
+    (start, end): (Instant, Instant),
+    flags: u8,
+    sent: Arc<AtomicU64>,
+) -> Result<(u64, u64), String> {
+    let pattern = Pattern::new();
+    let opts = SendOptions {
+        ppid: PPID,
+        ..Default::default()
+    };
+    let total = flow.rate.map(|r| {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "positive, bounded by --time and RATE"
+        )]
+        let n = ((end - start).as_secs_f64() * r).ceil().max(1.0) as u64;
+        n
+    });
+    let (mut k, mut bytes) = (0u64, 0u64);
+    loop {
+        let last = match (flow.rate, total) {
+            (Some(r), Some(n)) => {
+                tokio::time::sleep_until(start + Duration::from_secs_f64(k as f64 / r)).await;
+                k + 1 == n
+            }
+            _ => {
+                // As the interactive workload's bulk stream: below the high-water mark, so a
+                // paced flow's message finds room in the core instead of queueing behind
+                // this flow's in the handle.
+                while sent.load(Ordering::Relaxed) + flow.size as u64
+                    > assoc.stats().bytes_acked + BULK_HIGH_WATER
+                {
+                    if let Some(r) = assoc.close_reason() {
+                        return Err(format!("association closed: {r}"));
+                    }
+                    tokio::time::sleep(BULK_POLL).await;
+                }
+                now() >= end
+            }
+        };
+        let f = flags | if last { FLAG_LAST } else { 0 };
+        let m = pattern.message(stream, k, flow.size, f, nstreams);
+        assoc
+            .send(stream, m, opts)
+            .await
+            .map_err(|e| format!("send (flow {stream}, seq {k}): {e}"))?;
+        sent.fetch_add(flow.size as u64, Ordering::Relaxed);
+        bytes += flow.size as u64;
+        k += 1;
+        if last {
+            return Ok((k, bytes));
+        }
+    }
+}
+
+/// A `--flow` run: every flow in a task of its own until `end` or a stop request.
+async fn send_flows(
+    assoc: &Arc<Association>,
+    flows: &[Flow],
+    (start, end): (Instant, Instant),
+    flags: u8,
+    stop: &mut Stop,
+    sent: Arc<AtomicU64>,
+) -> (Sent, Vec<(u64, u64)>) {
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "flows fit the streams, checked"
+    )]
+    let n = flows.len() as u16;
+    let mut tasks: Vec<_> = (flows.iter().enumerate())
+        .map(|(i, f)| {
+            #[expect(clippy::cast_possible_truncation, reason = "i < n")]
+            let stream = i as u16;
+            tokio::spawn(send_flow(
+                assoc.clone(),
+                (stream, n),
+                *f,
+                (start, end),
+                flags,
+                sent.clone(),
+            ))
+        })
+        .collect();
+    let mut out = Sent {
+        messages: 0,
+        bytes: 0,
+        result: Ok(()),
+        stopped: false,
+    };
+    let mut per_flow = Vec::new();
+    for t in &mut tasks {
+        let r = tokio::select! {
+            r = &mut *t => r,
+            () = stopped(stop) => {
+                out.stopped = true;
+                break;
+            }
+        };
+        match r {
+            Ok(Ok((m, b))) => {
+                out.messages += m;
+                out.bytes += b;
+                per_flow.push((m, b));
+            }
+            Ok(Err(e)) => {
+                out.result = out.result.and(Err(e));
+                per_flow.push((0, 0));
+            }
+            Err(e) => out.result = out.result.and(Err(format!("flow task: {e}"))),
+        }
+    }
+    for t in tasks {
+        t.abort();
+    }
+    if out.stopped {
+        out.bytes = sent.load(Ordering::Relaxed);
+    }
+    (out, per_flow)
 }
 
 /// `--interactive SIZE@RATE`: small messages of `size` bytes, `rate` per second.
@@ -1374,6 +1540,8 @@ struct Outcome {
     server_output: Option<serde_json::Value>,
     /// Per stream one-way delay and jitter of what arrived (timestamped data only).
     delays: Vec<serde_json::Value>,
+    /// What each `--flow` sent.
+    flows: Vec<serde_json::Value>,
 }
 
 /// What every association of a client run does, fixed before they start.
@@ -1386,6 +1554,7 @@ struct ClientRun {
     expect: Expect,
     omit: Option<Duration>,
     interactive: Option<Interactive>,
+    flows: Vec<Flow>,
     timing_log: std::sync::Mutex<Option<std::io::BufWriter<std::fs::File>>>,
     /// How long, once sending ended, the client waits for the echo, the server's data or
     /// its report.
@@ -1434,6 +1603,7 @@ async fn run_assoc(
     });
     let handed = Arc::new(AtomicU64::new(0));
     let stalls = Arc::new(Stalls::default());
+    let mut per_flow = Vec::new();
     let watcher = c
         .sends
         .then(|| tokio::spawn(watch_stalls(assoc.clone(), handed.clone(), stalls.clone())));
@@ -1444,6 +1614,19 @@ async fn run_assoc(
             result: Ok(()),
             stopped: false,
         }
+    } else if let (false, Some(time)) = (c.flows.is_empty(), c.plan.time) {
+        let flags = if c.plan.timestamps { FLAG_TIMESTAMP } else { 0 };
+        let (s, pf) = send_flows(
+            &assoc,
+            &c.flows,
+            (start, start + time),
+            flags,
+            &mut stop,
+            handed.clone(),
+        )
+        .await;
+        per_flow = pf;
+        s
     } else if let (Some(ia), Some(time)) = (c.interactive, c.plan.time) {
         let w = InteractiveRun {
             pattern: Pattern::new(),
@@ -1583,6 +1766,14 @@ async fn run_assoc(
         server_output,
         sent,
         delays: rx.delays.lock().map(|d| d.clone()).unwrap_or_default(),
+        flows: (c.flows.iter().zip(per_flow))
+            .enumerate()
+            .map(|(i, (f, (m, b)))| {
+                serde_json::json!({
+                    "stream": i, "size": f.size, "rate": f.rate, "messages": m, "bytes": b,
+                })
+            })
+            .collect(),
     }
 }
 
@@ -1663,9 +1854,15 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
     if args.parallel > 1 && (args.interactive.is_some() || args.timing_log.is_some()) {
         return Err("--interactive runs one association: drop --parallel".into());
     }
-    // The interactive workload's two streams: 0 bulk, 1 small messages.
+    if args.parallel > 1 && !args.flows.is_empty() {
+        return Err("--flow runs one association: drop --parallel".into());
+    }
+    // The interactive workload's two streams: 0 bulk, 1 small messages; a flow run's one
+    // per flow.
     let k = if args.interactive.is_some() {
         2
+    } else if !args.flows.is_empty() {
+        u16::try_from(args.flows.len()).map_err(|_| "too many --flow")?
     } else {
         args.streams
     };
@@ -1828,6 +2025,7 @@ async fn client(args: ClientArgs) -> Result<(), Error> {
         },
         omit: args.omit,
         interactive: args.interactive,
+        flows: args.flows.clone(),
         timing_log: std::sync::Mutex::new(timing_log),
         wait: if args.reverse || args.bidir {
             plan.time.unwrap_or_default() + ECHO_WAIT
@@ -1974,6 +2172,7 @@ impl ClientSummary<'_> {
             "paths": paths_json(&o.paths),
             "server_output": o.server_output,
             "one_way_delay": o.delays,
+            "flows": o.flows,
         })
     }
 
@@ -2178,6 +2377,19 @@ impl ClientSummary<'_> {
                     p.cwnd,
                     srtt_ms(p),
                     p.stats.retransmissions
+                );
+            }
+            for f in &o.flows {
+                let _ = writeln!(
+                    s,
+                    "      flow on stream {}: {} bytes @ {}: {} messages, {}",
+                    f["stream"],
+                    f["size"],
+                    f["rate"]
+                        .as_f64()
+                        .map_or("max".to_string(), |r| format!("{r}/s")),
+                    f["messages"],
+                    human_bytes(f["bytes"].as_u64().unwrap_or(0)),
                 );
             }
             for d in &o.delays {

@@ -956,3 +956,43 @@ fn perf_one_way_delay_per_stream_at_the_receiver() {
     // The client received nothing, so it reports no delays.
     assert_eq!(cj["one_way_delay"], serde_json::json!([]));
 }
+
+/// `--flow`: several flows with their own sizes and rates in one run, each on its stream,
+/// verified by the server (NetPerfMeter style).
+#[test]
+fn perf_flows_each_with_its_own_pattern() {
+    let port = free_port().to_string();
+    let server = Guard::spawn_ready(
+        Command::new(BRAID)
+            .args(["perf", "-s", "-1", "-B", "127.0.0.1", "-p", &port, "-J"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let c = Guard::spawn(
+        Command::new(BRAID)
+            .args(["perf", "-c", "127.0.0.1", "-p", &port, "-t", "1", "-J"])
+            .args(["--flow", "1452@max", "--flow", "200@50", "--flow", "4KiB@4"])
+            .args(["--one-way-delay"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .wait();
+    assert_ok(&c, "client");
+    let s = server.wait();
+    assert_ok(&s, "server");
+    let j = json(&c.stdout);
+    let flows = j["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 3);
+    // The paced flows send their rate times the duration, the bulk one the rest.
+    assert_eq!(flows[1]["messages"], 50, "{j}");
+    assert_eq!(flows[2]["messages"], 4, "{j}");
+    assert_eq!(flows[2]["bytes"], 4 * 4096);
+    assert!(flows[0]["messages"].as_u64().unwrap() > 50, "{j}");
+    // The server saw each flow's messages on its stream, with their delays.
+    let sj = json(&s.stdout);
+    assert_eq!(sj["streams"], 3);
+    let d = sj["one_way_delay"].as_array().unwrap();
+    let counts: Vec<_> = d.iter().map(|s| s["messages"].clone()).collect();
+    let sent: Vec<_> = flows.iter().map(|f| f["messages"].clone()).collect();
+    assert_eq!(counts, sent, "{sj}");
+}
