@@ -1508,7 +1508,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     if args.one_off {
         let a = tokio::select! {
-            a = ep.accept() => a.ok_or("endpoint closed")?,
+            a = ep.accept() => a?,
             _ = interrupt.recv() => return Err("interrupted (Ctrl-C) before any association".into()),
         };
         let serving = serve(a, opts, 1, stop);
@@ -1532,7 +1532,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         loop {
             tokio::select! {
                 a = &mut accept => {
-                    let Some(a) = a else { break };
+                    let Ok(a) = a else { break };
                     accept.set(ep.accept());
                     n += 1;
                     sessions.spawn(serve(a, opts, n, stop.clone()));

@@ -37,7 +37,7 @@
 //! let client = Endpoint::bind(EndpointConfig::default(), &["127.0.0.1:0".parse()?])?;
 //! let a = client.connect(&["127.0.0.1:9899".parse()?], 5001).await?;
 //! a.send(0, bytes::Bytes::from_static(b"hi"), SendOptions::default()).await?;
-//! let b = server.accept().await.ok_or("closed")?;
+//! let b = server.accept().await?;
 //! let m = b.recv().await?.ok_or("closed")?;
 //! assert_eq!(&m.data[..], b"hi");
 //! a.shutdown().await?;
@@ -82,6 +82,10 @@ pub enum Error {
     /// The endpoint's task has stopped (the endpoint was closed or dropped).
     #[error("endpoint closed")]
     EndpointClosed,
+    /// [`Endpoint::accept`] on an endpoint that does not listen
+    /// ([`EndpointConfig::listen`] unset): no association could ever arrive.
+    #[error("endpoint does not listen (EndpointConfig::listen is off): nothing to accept")]
+    NotListening,
     /// The core refused to start the association.
     #[error("connect refused: {0}")]
     Connect(#[from] braid_proto::ConnectError),
@@ -158,6 +162,8 @@ impl fmt::Debug for NetConfig {
 pub struct Endpoint {
     cmd: mpsc::UnboundedSender<Cmd>,
     local_addrs: Vec<SocketAddr>,
+    /// The configuration's `listen`, fixed at bind time: `accept` refuses at once without it.
+    listening: bool,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -191,12 +197,14 @@ impl Endpoint {
         net: NetConfig,
     ) -> io::Result<Self> {
         let rt = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+        let listening = config.listen;
         let (cmd, rx) = mpsc::unbounded_channel();
         let (driver, local_addrs) = driver::Driver::new(config, local_addrs, net, rx)?;
         let task = rt.spawn(driver.run());
         Ok(Self {
             cmd,
             local_addrs,
+            listening,
             task: Some(task),
         })
     }
@@ -280,15 +288,24 @@ impl Endpoint {
         Err(last)
     }
 
-    /// The next association a peer opened (the endpoint must listen:
-    /// [`EndpointConfig::listen`]); `None` once the endpoint is closed.
+    /// The next association a peer opened. The endpoint must listen
+    /// ([`EndpointConfig::listen`], [`EndpointBuilder::listen`]); otherwise this fails at
+    /// once instead of waiting for an association that cannot come.
     ///
     /// Cancel safety: dropping the future loses no association (the next `accept` gets it).
-    pub async fn accept(&self) -> Option<Association> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotListening`] if the endpoint was bound without `listen`;
+    /// [`Error::EndpointClosed`] once the endpoint is closed (also while waiting).
+    pub async fn accept(&self) -> Result<Association, Error> {
+        if !self.listening {
+            return Err(Error::NotListening);
+        }
         let (tx, rx) = oneshot::channel();
-        self.send_cmd(Cmd::Accept { reply: tx }).ok()?;
-        let (id, shared) = rx.await.ok()?;
-        Some(Association::new(id, self.cmd.clone(), shared))
+        self.send_cmd(Cmd::Accept { reply: tx })?;
+        let (id, shared) = rx.await.map_err(|_| Error::EndpointClosed)?;
+        Ok(Association::new(id, self.cmd.clone(), shared))
     }
 
     /// Shuts every association down gracefully, waits until they are closed, and stops the

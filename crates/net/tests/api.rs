@@ -275,7 +275,7 @@ async fn dropped_futures_leak_nothing() {
         let b = srv.accept().await.unwrap();
         // What the cancelled connects opened on srv0: accepted and dropped (each was
         // aborted by cli when its connect future turned out to be gone).
-        while let Ok(Some(c)) = timeout(Duration::from_millis(300), srv0.accept()).await {
+        while let Ok(Ok(c)) = timeout(Duration::from_millis(300), srv0.accept()).await {
             drop(c);
         }
         let mut sent = 0u32;
@@ -374,6 +374,25 @@ async fn connect_by_host_name() {
     })
     .await
     .unwrap();
+}
+
+/// `accept` on an endpoint bound without `listen` fails at once: no association can ever
+/// arrive there, so waiting would hang the caller for good.
+#[tokio::test]
+async fn accept_without_listen_fails_at_once() {
+    let cli = endpoint(false);
+    let r = timeout(Duration::from_secs(2), cli.accept())
+        .await
+        .expect("accept on a non-listening endpoint waited instead of failing");
+    assert!(matches!(r, Err(Error::NotListening)), "{:?}", r.err());
+    let e = Endpoint::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .build()
+        .unwrap();
+    let r = timeout(Duration::from_secs(2), e.accept()).await.unwrap();
+    assert!(matches!(r, Err(Error::NotListening)), "{:?}", r.err());
+    e.close().await;
+    cli.close().await;
 }
 
 /// An INIT to an SCTP port nobody serves gets an ABORT (RFC 9260 §8.4), so connecting to
