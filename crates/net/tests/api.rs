@@ -376,6 +376,49 @@ async fn connect_by_host_name() {
     .unwrap();
 }
 
+/// `connect_host` gives every resolved address of a bound family to one association: with
+/// a client on both loopbacks and a server on 127.0.0.1 alone, "localhost" works whichever
+/// of ::1 and 127.0.0.1 the resolver lists first (::1 answers with a port unreachable).
+#[tokio::test]
+async fn connect_host_offers_every_resolved_address() {
+    timeout(LIMIT, async {
+        let srv = endpoint(true);
+        let port = srv.local_addrs()[0].port();
+        let cfg = EndpointConfig {
+            association: AssociationConfig {
+                rto_initial: Duration::from_secs(3),
+                ..assoc_cfg()
+            },
+            ..Default::default()
+        };
+        let dual = ["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()];
+        let Ok(cli) = Endpoint::bind(cfg, &dual) else {
+            eprintln!("no IPv6 loopback here: skipped");
+            srv.close().await;
+            return;
+        };
+        let t0 = tokio::time::Instant::now();
+        let a = cli
+            .connect_host(&format!("localhost:{port}"), 5001)
+            .await
+            .unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        assert!(
+            a.paths().iter().all(|p| p.remote.is_ipv4()),
+            "{:?}",
+            a.paths()
+        );
+        drop(srv.accept().await.unwrap());
+        let e = cli.connect_host("no-such-host.invalid:1", 5001).await.err();
+        assert!(matches!(e, Some(Error::Resolve { .. })), "{e:?}");
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
 /// `accept` on an endpoint bound without `listen` fails at once: no association can ever
 /// arrive there, so waiting would hang the caller for good.
 #[tokio::test]
@@ -393,6 +436,121 @@ async fn accept_without_listen_fails_at_once() {
     assert!(matches!(r, Err(Error::NotListening)), "{:?}", r.err());
     e.close().await;
     cli.close().await;
+}
+
+fn bind_at(listen: bool, addrs: &[&str], rto_initial: Duration) -> Endpoint {
+    let cfg = EndpointConfig {
+        listen,
+        association: AssociationConfig {
+            rto_initial,
+            ..assoc_cfg()
+        },
+        ..Default::default()
+    };
+    let addrs: Vec<std::net::SocketAddr> = addrs.iter().map(|a| a.parse().unwrap()).collect();
+    Endpoint::bind(cfg, &addrs).unwrap()
+}
+
+/// Every address given to `connect` is the peer's from the start: the INIT goes on to the
+/// next when the first never answers (T1, RFC 9260 §6.4), and an address the peer does not
+/// stand behind is dropped once it answers.
+#[tokio::test]
+async fn connect_tries_every_address_in_one_association() {
+    timeout(LIMIT, async {
+        let srv = bind_at(true, &["127.0.0.1:0"], Duration::from_millis(200));
+        let cli = bind_at(false, &["127.0.0.1:0"], Duration::from_millis(200));
+        let port = srv.local_addrs()[0].port();
+        // 127.0.0.3 is silent: its datagrams are dropped, no ICMP comes back.
+        cli.blackhole(
+            "127.0.0.1".parse().unwrap(),
+            "127.0.0.3".parse().unwrap(),
+            true,
+        )
+        .unwrap();
+        let silent: std::net::SocketAddr = format!("127.0.0.3:{port}").parse().unwrap();
+        let a = cli
+            .connect(&[silent, srv.local_addrs()[0]], 5001)
+            .await
+            .unwrap();
+        let b = srv.accept().await.unwrap();
+        let remotes: Vec<_> = a.paths().iter().map(|p| p.remote).collect();
+        assert_eq!(remotes, vec![srv.local_addrs()[0]], "{:?}", a.paths());
+        assert!(a.paths()[0].primary && a.paths()[0].confirmed);
+        a.send(0, msg(b"second address"), SendOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            &b.recv().await.unwrap().unwrap().data[..],
+            b"second address"
+        );
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// An ICMP port unreachable for the INIT to one address moves it to the next at once, well
+/// before T1 would.
+#[tokio::test]
+async fn an_unreachable_address_moves_the_init_on_at_once() {
+    timeout(LIMIT, async {
+        let rto = Duration::from_secs(3);
+        let srv = bind_at(true, &["127.0.0.1:0"], rto);
+        let cli = bind_at(false, &["127.0.0.1:0"], rto);
+        let port = srv.local_addrs()[0].port();
+        // Nothing listens on 127.0.0.4: the kernel answers with a port unreachable.
+        let closed: std::net::SocketAddr = format!("127.0.0.4:{port}").parse().unwrap();
+        let t0 = tokio::time::Instant::now();
+        let a = cli
+            .connect(&[closed, srv.local_addrs()[0]], 5001)
+            .await
+            .unwrap();
+        assert!(t0.elapsed() < rto, "waited for T1: {:?}", t0.elapsed());
+        let remotes: Vec<_> = a.paths().iter().map(|p| p.remote).collect();
+        assert_eq!(remotes, vec![srv.local_addrs()[0]]);
+        drop(srv.accept().await.unwrap());
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// A multi-homed peer given by both its addresses has both paths confirmed as soon as the
+/// handshake is over, without waiting for a HEARTBEAT (RFC 9260 §5.4 rule 1).
+#[tokio::test]
+async fn given_addresses_the_peer_lists_are_confirmed_paths_at_once() {
+    timeout(LIMIT, async {
+        let srv = bind_at(
+            true,
+            &["127.0.0.1:0", "127.0.0.2:0"],
+            Duration::from_millis(200),
+        );
+        let cli = bind_at(false, &["127.0.0.1:0"], Duration::from_millis(200));
+        let given = srv.local_addrs().to_vec();
+        let a = cli.connect(&given, 5001).await.unwrap();
+        let paths = a.paths();
+        let mut remotes: Vec<_> = paths.iter().map(|p| p.remote).collect();
+        remotes.sort();
+        let mut want = given.clone();
+        want.sort();
+        assert_eq!(remotes, want, "{paths:?}");
+        assert!(
+            paths
+                .iter()
+                .all(|p| p.confirmed && p.state == PathState::Active),
+            "{paths:?}"
+        );
+        drop(srv.accept().await.unwrap());
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
 }
 
 /// An INIT to an SCTP port nobody serves gets an ABORT (RFC 9260 §8.4), so connecting to

@@ -107,6 +107,13 @@ impl Association {
                 // an ABORT once the quoted tag checked out (a peer that restarted elsewhere).
                 self.close(now, CloseReason::Unreachable);
             }
+            crate::IcmpError::Unreachable | crate::IcmpError::PortUnreachable
+                if self.state == State::CookieWait && self.init_paths.contains(&path) =>
+            {
+                // Nobody speaks SCTP at this one of the addresses the application gave: the
+                // INIT goes to the next at once (RFC 9260 §6.4), the last one's error ends it.
+                self.drop_init_path(now, path);
+            }
             crate::IcmpError::Unreachable | crate::IcmpError::PortUnreachable => {
                 if matches!(self.state, State::CookieWait | State::CookieEchoed) {
                     // ICMP5 / RFC 6951 §5.5: nobody speaks SCTP there: fail at once.
@@ -359,7 +366,7 @@ impl Association {
             }
             Chunk::Sack(_) | Chunk::NrSack(_) => unreachable!("decoded by on_sack_chunk"),
             Chunk::Init(i) => self.on_init(now, i, rx.remote),
-            Chunk::InitAck(a) => self.on_init_ack(now, a),
+            Chunk::InitAck(a) => self.on_init_ack(now, a, path),
             Chunk::CookieEcho(e) => {
                 if !self.on_cookie_echo(now, rx.vtag, &e) {
                     return Flow::Drop;

@@ -178,6 +178,10 @@ pub struct Association {
     init_attempts: u32,
     /// When the one INIT went out (none once it is resent: Karn's rule).
     init_sent: Option<Instant>,
+    /// The paths to every address the application gave `connect`, while the INIT is
+    /// unanswered (RFC 9260 §6.4: the INIT moves to another of them on T1 expiry or an
+    /// ICMP error); empty once an INIT-ACK came, or with one address.
+    init_paths: Vec<PathId>,
     handshake_chunk: Option<Chunk>,
     local_initial_tsn: u32,
     /// Every timer: T1, T2, T5, delayed SACK, and per path T3-rtx and heartbeat.
@@ -293,6 +297,7 @@ impl Association {
             primary: PathId(0),
             init_attempts: 0,
             init_sent: None,
+            init_paths: Vec::new(),
             handshake_chunk: None,
             local_initial_tsn: 0,
             timers: crate::timer::Timers::default(),

@@ -249,21 +249,52 @@ impl Endpoint {
         remote: SocketAddr,
         peer_port: u16,
     ) -> Result<AssocId, ConnectError> {
+        self.connect_multihomed(now, local, &[remote], peer_port)
+    }
+
+    /// Starts an association with a peer known by several addresses (`remotes`, IP and UDP
+    /// port each; its SCTP port `peer_port`), multi-homed from the start: the INIT goes
+    /// from `local` to `remotes[0]`, and on a T1 timeout or an ICMP error to the next
+    /// address in turn (each from a local address of its family), so one unreachable
+    /// address does not fail the association. Once the peer answers, the addresses it lists
+    /// in its INIT-ACK, or answered from, are confirmed paths (RFC 9260 §5.4 rule 1); the
+    /// others are dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`ConnectError::InvalidPort`], [`ConnectError::InvalidAddress`] or
+    /// [`ConnectError::OwnAddress`] naming the first bad address (an empty `remotes` is
+    /// `InvalidAddress(0.0.0.0:0)`), [`ConnectError::AlreadyConnected`] and
+    /// [`ConnectError::TooManyAssociations`].
+    pub fn connect_multihomed(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remotes: &[SocketAddr],
+        peer_port: u16,
+    ) -> Result<AssocId, ConnectError> {
         if peer_port == 0 {
             return Err(ConnectError::InvalidPort);
         }
-        let unicast = match remote.ip() {
-            IpAddr::V4(v4) => !(v4.is_unspecified() || v4.is_multicast() || v4.is_broadcast()),
-            IpAddr::V6(v6) => !(v6.is_unspecified() || v6.is_multicast()),
+        let Some(&remote) = remotes.first() else {
+            return Err(ConnectError::InvalidAddress(SocketAddr::from((
+                [0u8; 4], 0,
+            ))));
         };
-        if !unicast || remote.port() == 0 {
-            return Err(ConnectError::InvalidAddress(remote));
-        }
-        if remote == local || self.local_addrs.contains(&remote) {
-            return Err(ConnectError::OwnAddress(remote));
-        }
-        if self.live_owner(remote.ip(), peer_port).is_some() {
-            return Err(ConnectError::AlreadyConnected(remote));
+        for &r in remotes {
+            let unicast = match r.ip() {
+                IpAddr::V4(v4) => !(v4.is_unspecified() || v4.is_multicast() || v4.is_broadcast()),
+                IpAddr::V6(v6) => !(v6.is_unspecified() || v6.is_multicast()),
+            };
+            if !unicast || r.port() == 0 {
+                return Err(ConnectError::InvalidAddress(r));
+            }
+            if r == local || self.local_addrs.contains(&r) {
+                return Err(ConnectError::OwnAddress(r));
+            }
+            if self.live_owner(r.ip(), peer_port).is_some() {
+                return Err(ConnectError::AlreadyConnected(r));
+            }
         }
         if self.assocs.len() >= self.cfg.max_associations {
             self.prune();
@@ -279,11 +310,18 @@ impl Endpoint {
             now,
             local,
             remote,
+            &remotes[1..],
             self.local_addrs.clone(),
             self.cfg.port,
             peer_port,
         );
-        let id = self.insert(a, &[remote.ip()], peer_port);
+        let mut ips: Vec<IpAddr> = Vec::new();
+        for r in remotes {
+            if !ips.contains(&r.ip()) {
+                ips.push(r.ip());
+            }
+        }
+        let id = self.insert(a, &ips, peer_port);
         Ok(id)
     }
 
