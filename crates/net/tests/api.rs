@@ -138,6 +138,18 @@ async fn stats_and_paths_are_published_without_a_round_trip() {
         };
         assert!(p[0].srtt.is_some());
         assert!(a.removed_paths().is_empty());
+        // The sender's path received the SACKs (and the COOKIE-ACK).
+        assert!(p[0].stats.packets_received > 0, "{:?}", p[0].stats);
+        // The receiver's path saw every byte arrive, and the handshake's packets too.
+        let q = loop {
+            let q = b.paths();
+            if q[0].stats.bytes_received > total as u64 {
+                break q;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        assert!(q[0].stats.packets_received >= 200 / 2, "{:?}", q[0].stats);
+        assert!(q[0].stats.bytes_sent > 0 && q[0].stats.bytes_sent < total as u64 / 4);
         a.shutdown().await.unwrap();
         // Still readable after the close.
         assert_eq!(a.stats().bytes_acked, total as u64);

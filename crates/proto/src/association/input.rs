@@ -226,7 +226,8 @@ impl Association {
             self.stats.packets_dropped += 1;
             return None;
         }
-        let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
+        let found = self.path_of_packet(local, remote);
+        let path = found.unwrap_or(self.primary);
         let Some(Ok(first)) = raw_chunks(packet).next() else {
             self.stats.packets_dropped += 1;
             return None;
@@ -265,6 +266,12 @@ impl Association {
             && !matches!(first_type, ChunkType::INIT | ChunkType::COOKIE_ECHO)
         {
             self.learn_encapsulation_port(remote);
+        }
+        if let Some(found) = found {
+            // By its address pair (RFC 9260 §6.4 paths); an address without a path counts nowhere.
+            let st = &mut self.paths[usize::from(found.0)].stats;
+            st.packets_received += 1;
+            st.bytes_received += packet.len() as u64;
         }
         Some((h.verification_tag, path, ts))
     }

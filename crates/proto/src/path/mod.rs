@@ -71,6 +71,11 @@ pub struct PathStats {
     pub packets_sent: u64,
     /// Bytes of SCTP packets sent.
     pub bytes_sent: u64,
+    /// SCTP packets received on this path (its local and remote address pair) that passed
+    /// the verification-tag check (RFC 9260 §8.5), whatever they carried.
+    pub packets_received: u64,
+    /// Bytes of those packets (SCTP header and chunks, as `bytes_sent`).
+    pub bytes_received: u64,
     /// DATA chunks sent for the first time.
     pub data_chunks_sent: u64,
     /// DATA chunks retransmitted (fast and timeout).
