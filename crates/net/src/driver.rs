@@ -1155,6 +1155,7 @@ impl Driver {
         let paths = a.paths();
         let removed = a.removed_paths();
         let open_streams = a.open_streams();
+        let negotiated = a.negotiated();
         let mut s = w.shared.lock();
         let old = std::mem::take(&mut s.snapshot.paths);
         for o in old {
@@ -1179,6 +1180,7 @@ impl Driver {
         s.snapshot.stats = stats;
         s.snapshot.paths = paths;
         s.snapshot.open_streams = open_streams;
+        s.snapshot.negotiated = negotiated;
         s.paths_stale = false;
         s.refresh_asked = false;
     }

@@ -69,7 +69,7 @@ pub use braid_proto::{
 struct ReadmeDoctests;
 
 pub use assoc::Association;
-pub use braid_proto::{CongestionControl, PathId, PathStats, PmtuState, RtxPolicy};
+pub use braid_proto::{CongestionControl, Negotiated, PathId, PathStats, PmtuState, RtxPolicy};
 pub use builder::{BuildError, EndpointBuilder};
 pub use events::{AssocEvent, Events};
 pub use stream::{DEFAULT_WRITE_CHUNK, RecvStream, SendStream};

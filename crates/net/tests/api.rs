@@ -431,6 +431,119 @@ async fn connect_host_offers_every_resolved_address() {
     .unwrap();
 }
 
+async fn pair_with(
+    server: AssociationConfig,
+    client: AssociationConfig,
+) -> (Endpoint, Endpoint, Association, Association) {
+    let srv = Endpoint::bind(
+        EndpointConfig {
+            listen: true,
+            association: server,
+            ..Default::default()
+        },
+        &["127.0.0.1:0".parse().unwrap()],
+    )
+    .unwrap();
+    let cli = Endpoint::bind(
+        EndpointConfig {
+            association: client,
+            ..Default::default()
+        },
+        &["127.0.0.1:0".parse().unwrap()],
+    )
+    .unwrap();
+    let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+    let b = srv.accept().await.unwrap();
+    (srv, cli, a, b)
+}
+
+/// `negotiated()` says what both sides agreed: an extension offered by one side only is
+/// off at both ends, CMT is each side's own setting, and the spurious-retransmission
+/// detection that runs is the configured Eifel (braid echoes it) or none.
+#[tokio::test]
+async fn negotiated_reports_what_the_handshake_agreed() {
+    use braid_net::{CmtConfig, SpuriousDetection};
+    timeout(LIMIT, async {
+        let on = AssociationConfig {
+            idata: true,
+            nr_sack: true,
+            pr_sctp: true,
+            cmt: Some(CmtConfig::default()),
+            spurious_detection: SpuriousDetection::EifelTimestamp,
+            ..assoc_cfg()
+        };
+        let off = AssociationConfig {
+            idata: false,
+            nr_sack: false,
+            pr_sctp: false,
+            cmt: None,
+            spurious_detection: SpuriousDetection::Off,
+            ..assoc_cfg()
+        };
+
+        // Both offer everything.
+        let (srv, cli, a, b) = pair_with(on.clone(), on.clone()).await;
+        for n in [a.negotiated(), b.negotiated()] {
+            assert!(n.idata && n.nr_sack && n.pr_sctp && n.cmt, "{n:?}");
+            assert!(!n.load_sharing, "{n:?}");
+            assert!(n.eifel_timestamp, "{n:?}");
+            assert_eq!(n.spurious_detection, SpuriousDetection::EifelTimestamp);
+            assert_eq!((n.outbound_streams, n.inbound_streams), (16, 16));
+        }
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+
+        // The client offers nothing: the server's offers are not agreed to.
+        let (srv, cli, a, b) = pair_with(on.clone(), off.clone()).await;
+        let (na, nb) = (a.negotiated(), b.negotiated());
+        for n in [na, nb] {
+            assert!(
+                !n.idata && !n.nr_sack && !n.pr_sctp && !n.load_sharing,
+                "{n:?}"
+            );
+        }
+        assert!(!na.cmt && nb.cmt, "CMT is each side's own: {na:?} {nb:?}");
+        assert_eq!(na.spurious_detection, SpuriousDetection::Off);
+        // The client still echoes timestamps, so the server's Eifel runs.
+        assert_eq!(nb.spurious_detection, SpuriousDetection::EifelTimestamp);
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+
+        // Load sharing offered by both replaces CMT, and no spurious detection runs under it.
+        let ls = AssociationConfig {
+            load_sharing: true,
+            ..on.clone()
+        };
+        let (srv, cli, a, b) = pair_with(ls.clone(), ls).await;
+        for n in [a.negotiated(), b.negotiated()] {
+            assert!(n.load_sharing && !n.cmt && !n.idata, "{n:?}");
+            assert_eq!(n.spurious_detection, SpuriousDetection::Off);
+        }
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+
+        // Offered by the server only: load sharing is off, the client's CMT runs.
+        let ls_srv = AssociationConfig {
+            load_sharing: true,
+            ..on.clone()
+        };
+        let (srv, cli, a, b) = pair_with(ls_srv, on).await;
+        let (na, nb) = (a.negotiated(), b.negotiated());
+        assert!(
+            !na.load_sharing && !nb.load_sharing && na.cmt && nb.cmt,
+            "{na:?} {nb:?}"
+        );
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
 /// `accept` on an endpoint bound without `listen` fails at once: no association can ever
 /// arrive there, so waiting would hang the caller for good.
 #[tokio::test]
