@@ -24,6 +24,13 @@ mod ootb;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AssocId(pub u32);
 
+/// The bare number, as in the driver's file names (`assoc-{id}.jsonl`) and logs.
+impl std::fmt::Display for AssocId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
 /// Why `connect` failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectError {
@@ -798,6 +805,15 @@ impl Endpoint {
 #[cfg(test)]
 mod budget_tests {
     use super::*;
+
+    /// Ids print as their bare numbers, honouring width and alignment.
+    #[test]
+    fn ids_display_as_numbers() {
+        assert_eq!(AssocId(7).to_string(), "7");
+        assert_eq!(crate::PathId(3).to_string(), "3");
+        assert_eq!(format!("[{:>3}]", crate::PathId(2)), "[  2]");
+        assert_eq!(format!("assoc-{}.jsonl", AssocId(12)), "assoc-12.jsonl");
+    }
 
     /// Destinations nothing can answer from, and the endpoint's own address, fail at once
     /// instead of waiting out the handshake.

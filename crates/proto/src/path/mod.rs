@@ -21,6 +21,13 @@ pub(crate) use rto::RttEstimator;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct PathId(pub u16);
 
+/// The bare slot number, as traces and `braid perf` show it.
+impl std::fmt::Display for PathId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
 /// Reachability of a path (RFC 9260 §5.4, §8.2; RFC 7829).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathState {
