@@ -360,6 +360,80 @@ async fn the_builder_names_the_bad_setting() {
     ep.close().await;
 }
 
+/// The builder's explicit setters win over a wholesale configuration whatever the order of
+/// the calls: `.cmt(true)` before `.association(cfg)` is not undone by it.
+#[tokio::test]
+async fn the_builder_does_not_depend_on_call_order() {
+    let base = AssociationConfig {
+        cmt: None,
+        idata: false,
+        rto_initial: Duration::from_millis(300),
+        ..assoc_cfg()
+    };
+    let whole = EndpointConfig {
+        listen: false,
+        port: 7000,
+        association: assoc_cfg(),
+        ..Default::default()
+    };
+    let before = Endpoint::builder()
+        .listen(5005)
+        .cmt(true)
+        .idata(true)
+        .streams(8, 9)
+        .buffers(1 << 16, 1 << 17)
+        .max_message_size(4096)
+        .stream_scheduler(SchedulerKind::RoundRobin)
+        .config(whole.clone())
+        .association(base.clone())
+        .endpoint_config();
+    let after = Endpoint::builder()
+        .association(base.clone())
+        .config(whole)
+        .listen(5005)
+        .cmt(true)
+        .idata(true)
+        .streams(8, 9)
+        .buffers(1 << 16, 1 << 17)
+        .max_message_size(4096)
+        .stream_scheduler(SchedulerKind::RoundRobin)
+        .endpoint_config();
+    for c in [&before, &after] {
+        assert!(c.listen && c.port == 5005, "{c:?}");
+        let a = &c.association;
+        assert!(a.cmt.is_some() && a.idata, "{a:?}");
+        assert_eq!((a.outbound_streams, a.max_inbound_streams), (8, 9));
+        assert_eq!((a.send_buffer, a.recv_buffer), (1 << 16, 1 << 17));
+        assert_eq!(a.max_message_size, 4096);
+        assert_eq!(a.stream_scheduler, SchedulerKind::RoundRobin);
+        // Unset by any setter: association() wins over config()'s association.
+        assert_eq!(a.rto_initial, Duration::from_millis(300));
+    }
+    // The same on a running endpoint: CMT set before the wholesale configuration runs.
+    timeout(LIMIT, async {
+        let srv = Endpoint::builder()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .listen(5001)
+            .cmt(true)
+            .association(base.clone())
+            .build()
+            .unwrap();
+        let cli = Endpoint::builder()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .association(base)
+            .build()
+            .unwrap();
+        let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+        let b = srv.accept().await.unwrap();
+        assert!(b.negotiated().cmt && !a.negotiated().cmt);
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 async fn connect_by_host_name() {
     timeout(LIMIT, async {
