@@ -806,6 +806,113 @@ impl Endpoint {
 mod budget_tests {
     use super::*;
 
+    /// Runs a client and a listening server until the client's association is established
+    /// or `limit` passes; datagrams to `silent` vanish, and with `icmp` each one to it is
+    /// answered by a port unreachable quoting it. Returns the INITs sent to `silent`, the
+    /// association and the time it took.
+    fn handshake_with_a_dead_address(
+        silent: SocketAddr,
+        icmp: bool,
+    ) -> (usize, Endpoint, AssocId, std::time::Duration) {
+        let (c_addr, s_addr): (SocketAddr, SocketAddr) = (
+            "10.0.0.1:9899".parse().unwrap(),
+            "10.0.0.3:9899".parse().unwrap(),
+        );
+        let mut cli = Endpoint::new(EndpointConfig::default(), 1);
+        cli.set_local_addresses(vec![c_addr]);
+        let mut srv = Endpoint::new(
+            EndpointConfig {
+                listen: true,
+                ..EndpointConfig::default()
+            },
+            2,
+        );
+        srv.set_local_addresses(vec![s_addr]);
+        let mut now = Instant::ZERO;
+        let id = cli
+            .connect_multihomed(now, c_addr, &[silent, s_addr], 5001)
+            .unwrap();
+        let (mut to_silent, mut buf) = (0, Vec::new());
+        for _ in 0..10_000 {
+            let mut moved = false;
+            buf.clear();
+            while let Some(t) = cli.poll_transmit(now, &mut buf) {
+                let pkt = Bytes::copy_from_slice(&buf[buf.len() - t.size..]);
+                moved = true;
+                if t.remote == silent {
+                    to_silent += 1;
+                    if icmp {
+                        cli.handle_icmp(
+                            now,
+                            t.local,
+                            t.remote,
+                            &pkt,
+                            crate::IcmpError::PortUnreachable,
+                        );
+                    }
+                } else {
+                    srv.handle_datagram(now, t.remote, t.local, pkt);
+                }
+                buf.clear();
+            }
+            while let Some(t) = srv.poll_transmit(now, &mut buf) {
+                let pkt = Bytes::copy_from_slice(&buf[buf.len() - t.size..]);
+                moved = true;
+                cli.handle_datagram(now, t.remote, t.local, pkt);
+                buf.clear();
+            }
+            while let Some((_, ev)) = cli.poll_event() {
+                if matches!(ev, Event::Connected) {
+                    return (
+                        to_silent,
+                        cli,
+                        id,
+                        now.saturating_duration_since(Instant::ZERO),
+                    );
+                }
+            }
+            if !moved {
+                let next = [cli.poll_timeout(), srv.poll_timeout()]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .expect("a timer while the handshake waits");
+                now = next;
+                cli.handle_timeout(now);
+                srv.handle_timeout(now);
+            }
+        }
+        panic!("no handshake");
+    }
+
+    /// A connect with two addresses, the first dead: T1 moves the INIT to the second
+    /// (RFC 9260 §6.4), and the dead address is dropped once the peer answers.
+    #[test]
+    fn the_init_moves_to_the_next_address_on_t1() {
+        let silent: SocketAddr = "10.0.0.2:9899".parse().unwrap();
+        let (inits, cli, id, took) = handshake_with_a_dead_address(silent, false);
+        assert_eq!(inits, 1, "one INIT to the dead address, then the next");
+        let rto_initial = AssociationConfig::default().rto_initial;
+        assert!(took >= rto_initial, "{took:?}");
+        let a = cli.association(id).unwrap();
+        let paths = a.paths();
+        assert_eq!(paths.len(), 1, "{paths:?}");
+        assert_eq!(paths[0].remote, "10.0.0.3:9899".parse().unwrap());
+        assert!(paths[0].primary && paths[0].confirmed);
+    }
+
+    /// The same with an ICMP port unreachable for the dead address: the INIT moves on at
+    /// once, without waiting for T1.
+    #[test]
+    fn an_icmp_error_moves_the_init_on_at_once() {
+        let silent: SocketAddr = "10.0.0.2:9899".parse().unwrap();
+        let (inits, cli, id, took) = handshake_with_a_dead_address(silent, true);
+        assert_eq!(inits, 1);
+        assert!(took < AssociationConfig::default().rto_initial, "{took:?}");
+        let paths = cli.association(id).unwrap().paths();
+        assert_eq!(paths.len(), 1, "{paths:?}");
+    }
+
     /// Ids print as their bare numbers, honouring width and alignment.
     #[test]
     fn ids_display_as_numbers() {
