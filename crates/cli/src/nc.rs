@@ -86,7 +86,7 @@ async fn nc(args: NcArgs) -> Result<(), Error> {
     let ep = bind::endpoint(cfg, &args.bind, NetConfig::default())?;
     let a = if args.listen {
         eprintln!("braid nc: listening on udp {}", ep.local_addrs()[0]);
-        ep.accept().await.ok_or("endpoint closed")?
+        ep.accept().await?
     } else {
         let to = crate::bind::list(&args.connect);
         tokio::time::timeout(

@@ -1032,6 +1032,8 @@ fn paths_json(paths: &[PathInfo]) -> serde_json::Value {
                 "remote": p.remote.to_string(),
                 "bytes_sent": p.stats.bytes_sent,
                 "packets_sent": p.stats.packets_sent,
+                "bytes_received": p.stats.bytes_received,
+                "packets_received": p.stats.packets_received,
                 "retransmissions": p.stats.retransmissions,
                 "srtt_ms": srtt_ms(p),
                 "rto_ms": p.rto.as_secs_f64() * 1e3,
@@ -1053,6 +1055,22 @@ fn paths_json(paths: &[PathInfo]) -> serde_json::Value {
             })
         })
         .collect()
+}
+
+/// What the handshake agreed, for the JSON output.
+fn negotiated_json(n: &braid_net::Negotiated) -> serde_json::Value {
+    serde_json::json!({
+        "outbound_streams": n.outbound_streams,
+        "inbound_streams": n.inbound_streams,
+        "pr_sctp": n.pr_sctp,
+        "nr_sack": n.nr_sack,
+        "idata": n.idata,
+        "load_sharing": n.load_sharing,
+        "cmt": n.cmt,
+        "eifel_timestamp": n.eifel_timestamp,
+        "eifel_rbit": n.eifel_rbit,
+        "spurious_detection": n.spurious_detection.to_string(),
+    })
 }
 
 fn retransmissions(paths: &[PathInfo]) -> u64 {
@@ -1542,6 +1560,8 @@ struct Outcome {
     delays: Vec<serde_json::Value>,
     /// What each `--flow` sent.
     flows: Vec<serde_json::Value>,
+    /// What the handshake agreed.
+    negotiated: braid_net::Negotiated,
 }
 
 /// What every association of a client run does, fixed before they start.
@@ -1766,6 +1786,7 @@ async fn run_assoc(
         server_output,
         sent,
         delays: rx.delays.lock().map(|d| d.clone()).unwrap_or_default(),
+        negotiated: assoc.negotiated(),
         flows: (c.flows.iter().zip(per_flow))
             .enumerate()
             .map(|(i, (f, (m, b)))| {
@@ -2173,6 +2194,7 @@ impl ClientSummary<'_> {
             "server_output": o.server_output,
             "one_way_delay": o.delays,
             "flows": o.flows,
+            "negotiated": negotiated_json(&o.negotiated),
         })
     }
 
@@ -2901,7 +2923,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     if args.one_off {
         let a = tokio::select! {
-            a = ep.accept() => a.ok_or("endpoint closed")?,
+            a = ep.accept() => a?,
             () = stopped(&mut stop_signal) => return Err("interrupted before any association".into()),
         };
         let serving = serve(a, opts, 1, stop);
@@ -2925,7 +2947,7 @@ async fn server(args: ServerArgs) -> Result<(), Error> {
         loop {
             tokio::select! {
                 a = &mut accept => {
-                    let Some(a) = a else { break };
+                    let Ok(a) = a else { break };
                     accept.set(ep.accept());
                     n += 1;
                     sessions.spawn(serve(a, opts, n, stop.clone()));
@@ -3022,6 +3044,7 @@ struct Served<'a> {
     sent: u64,
     sent_acked: u64,
     stats: &'a braid_net::AssociationStats,
+    negotiated: braid_net::Negotiated,
 }
 
 impl Served<'_> {
@@ -3048,6 +3071,7 @@ impl Served<'_> {
             "sacks_sent": self.stats.sacks_sent,
             "recv_window_drops": self.stats.recv_window_drops,
             "one_way_delay": self.v.delays_json(),
+            "negotiated": negotiated_json(&self.negotiated),
         })
     }
 }
@@ -3141,6 +3165,7 @@ async fn serve(a: Association, o: ServeOpts, n: u64, mut stop: Stop) -> Result<(
                 sent: sent_bytes,
                 sent_acked: st.bytes_acked.min(sent_bytes),
                 stats: &st,
+                negotiated: a.negotiated(),
             }
             .json();
             let opts = SendOptions {
@@ -3314,6 +3339,7 @@ async fn serve(a: Association, o: ServeOpts, n: u64, mut stop: Stop) -> Result<(
         sent: sent_bytes,
         sent_acked: st.bytes_acked.min(sent_bytes),
         stats: &st,
+        negotiated: a.negotiated(),
     };
     if o.json {
         emit(&served.json().to_string());

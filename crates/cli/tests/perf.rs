@@ -870,6 +870,9 @@ fn iperf_bidir_with_the_servers_report() {
     assert_eq!(j["bytes"], 4 << 20);
     assert_eq!(j["bytes_acked"], 4 << 20);
     assert_eq!(j["received_bytes"], 4 << 20);
+    // What the handshake agreed, from both sides.
+    assert_eq!(j["negotiated"]["outbound_streams"], 16, "{j}");
+    assert_eq!(j["negotiated"]["nr_sack"], true, "{j}");
     let out = &j["server_output"];
     assert_eq!(out["role"], "server", "{j}");
     assert_eq!(out["bytes"], 4 << 20);

@@ -38,7 +38,7 @@ async fn server(addr: SocketAddr) -> Result<(), Box<dyn Error>> {
     };
     let ep = Endpoint::bind(cfg, &[addr])?;
     println!("listening on udp {}", ep.local_addrs()[0]);
-    while let Some(a) = ep.accept().await {
+    while let Ok(a) = ep.accept().await {
         tokio::spawn(async move {
             let paths = a.paths();
             let peer = paths.first().map(|p| p.remote);

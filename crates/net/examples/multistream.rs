@@ -28,7 +28,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let to = server.local_addrs()[0];
 
     let serve = tokio::spawn(async move {
-        let a = server.accept().await.ok_or("server closed")?;
+        let a = server.accept().await?;
         let mut events = a.events();
         tokio::spawn(async move {
             while let Some(e) = events.next().await {

@@ -54,7 +54,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
 async fn receive(out: &str, addrs: &[SocketAddr]) -> Result<(), Box<dyn Error>> {
     let ep = Endpoint::bind(config(true), addrs)?;
     println!("listening on {:?}", ep.local_addrs());
-    let a = ep.accept().await.ok_or("endpoint closed")?;
+    let a = ep.accept().await?;
     let mut f = tokio::fs::File::create(out).await?;
     let mut total = 0usize;
     while let Ok(Some(m)) = a.recv().await {

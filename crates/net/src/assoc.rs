@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use braid_proto::{
-    AssocId, AssociationStats, CloseReason, CmtConfig, PathInfo, ReceivedMessage, RtxPolicy,
-    SchedulerKind, SendError, SendOptions,
+    AssocId, AssociationStats, CloseReason, CmtConfig, Negotiated, PathInfo, ReceivedMessage,
+    RtxPolicy, SchedulerKind, SendError, SendOptions,
 };
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
@@ -234,6 +234,24 @@ impl Association {
     /// `0..outbound` for [`Association::send`].
     pub fn open_streams(&self) -> (u16, u16) {
         self.shared().lock().snapshot.open_streams
+    }
+
+    /// What the handshake agreed with the peer and what runs because of it: stream counts,
+    /// the extensions both sides offered (PR-SCTP, NR-SACK, I-DATA, load sharing, Eifel),
+    /// whether CMT is in force and which spurious-retransmission detection runs. Published
+    /// by the task with [`Association::paths`] (no await; after [`Association::set_cmt`] a
+    /// read may be one publication behind, as `paths` is); complete once `connect` or
+    /// `accept` returned the association, and kept after the close.
+    pub fn negotiated(&self) -> Negotiated {
+        let (n, ask) = {
+            let mut s = self.shared().lock();
+            let ask = s.paths_stale && !std::mem::replace(&mut s.refresh_asked, true);
+            (s.snapshot.negotiated, ask)
+        };
+        if ask {
+            let _ = self.cmd(Cmd::Refresh { id: self.id() });
+        }
+        n
     }
 
     /// Graceful shutdown (RFC 9260 §9.2): queued data is delivered first. Resolves when the

@@ -26,11 +26,34 @@ pub enum BuildError {
 /// Starts from [`EndpointConfig::default`] and [`NetConfig::default`]; every setting the
 /// builder has no method for is reachable through [`EndpointBuilder::association`] or
 /// [`EndpointBuilder::config`].
+///
+/// The result does not depend on the order of the calls: a wholesale configuration
+/// ([`EndpointBuilder::config`], then [`EndpointBuilder::association`] over its
+/// `association`) is the base, and every explicit setter (`listen`, `port`, `cmt`, `idata`,
+/// `streams`, `stream_scheduler`, `buffers`, `max_message_size`) is applied on top of it at
+/// [`EndpointBuilder::build`], whether it was called before or after. So
+/// `.cmt(true).association(cfg)` runs CMT as `.association(cfg).cmt(true)` does. Calling
+/// the same method twice keeps the last value.
 #[derive(Debug, Default)]
 pub struct EndpointBuilder {
-    config: EndpointConfig,
+    config: Option<EndpointConfig>,
+    association: Option<AssociationConfig>,
+    set: Explicit,
     net: NetConfig,
     addrs: Vec<SocketAddr>,
+}
+
+/// The settings given by the builder's own methods, applied over the wholesale ones.
+#[derive(Debug, Default, Clone)]
+struct Explicit {
+    listen: Option<bool>,
+    port: Option<u16>,
+    cmt: Option<Option<CmtConfig>>,
+    idata: Option<bool>,
+    streams: Option<(u16, u16)>,
+    stream_scheduler: Option<SchedulerKind>,
+    buffers: Option<(usize, usize)>,
+    max_message_size: Option<usize>,
 }
 
 impl EndpointBuilder {
@@ -43,65 +66,104 @@ impl EndpointBuilder {
 
     /// Accepts associations ([`Endpoint::accept`]) on SCTP port `port`.
     pub fn listen(mut self, port: u16) -> Self {
-        self.config.listen = true;
-        self.config.port = port;
+        self.set.listen = Some(true);
+        self.set.port = Some(port);
         self
     }
 
     /// Our SCTP port (without listening).
     pub fn port(mut self, port: u16) -> Self {
-        self.config.port = port;
+        self.set.port = Some(port);
         self
     }
 
-    /// Replaces the whole endpoint configuration (the builder's later calls still apply).
+    /// The whole endpoint configuration, as the base: [`EndpointBuilder::association`] and
+    /// the explicit setters apply over it, whatever the order of the calls.
     pub fn config(mut self, config: EndpointConfig) -> Self {
-        self.config = config;
+        self.config = Some(config);
         self
     }
 
-    /// Replaces the associations' configuration.
+    /// The associations' configuration, as the base: it replaces the `association` of
+    /// [`EndpointBuilder::config`], and the explicit setters apply over it, whatever the
+    /// order of the calls.
     pub fn association(mut self, config: AssociationConfig) -> Self {
-        self.config.association = config;
+        self.association = Some(config);
         self
     }
 
     /// Concurrent multipath transfer over every path (with [`CmtConfig::default`]) or not.
     pub fn cmt(mut self, on: bool) -> Self {
-        self.config.association.cmt = on.then(CmtConfig::default);
+        self.set.cmt = Some(on.then(CmtConfig::default));
         self
     }
 
     /// Offers I-DATA (RFC 8260: interleaved messages) in the handshake.
     pub fn idata(mut self, on: bool) -> Self {
-        self.config.association.idata = on;
+        self.set.idata = Some(on);
         self
     }
 
     /// Outbound streams asked for, and the most inbound streams accepted.
     pub fn streams(mut self, outbound: u16, max_inbound: u16) -> Self {
-        self.config.association.outbound_streams = outbound;
-        self.config.association.max_inbound_streams = max_inbound;
+        self.set.streams = Some((outbound, max_inbound));
         self
     }
 
     /// The stream scheduler (RFC 8260 §3).
     pub fn stream_scheduler(mut self, kind: SchedulerKind) -> Self {
-        self.config.association.stream_scheduler = kind;
+        self.set.stream_scheduler = Some(kind);
         self
     }
 
     /// Send and receive buffer of each association, bytes.
     pub fn buffers(mut self, send: usize, recv: usize) -> Self {
-        self.config.association.send_buffer = send;
-        self.config.association.recv_buffer = recv;
+        self.set.buffers = Some((send, recv));
         self
     }
 
     /// Largest message, bytes.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.config.association.max_message_size = bytes;
+        self.set.max_message_size = Some(bytes);
         self
+    }
+
+    /// The endpoint configuration [`EndpointBuilder::build`] would validate and use: the
+    /// wholesale configuration with every explicit setting applied over it.
+    pub fn endpoint_config(&self) -> EndpointConfig {
+        let mut c = self.config.clone().unwrap_or_default();
+        if let Some(a) = &self.association {
+            c.association = a.clone();
+        }
+        let s = &self.set;
+        let a = &mut c.association;
+        if let Some(on) = s.listen {
+            c.listen = on;
+        }
+        if let Some(p) = s.port {
+            c.port = p;
+        }
+        if let Some(cmt) = s.cmt {
+            a.cmt = cmt;
+        }
+        if let Some(on) = s.idata {
+            a.idata = on;
+        }
+        if let Some((out, inb)) = s.streams {
+            a.outbound_streams = out;
+            a.max_inbound_streams = inb;
+        }
+        if let Some(k) = s.stream_scheduler {
+            a.stream_scheduler = k;
+        }
+        if let Some((send, recv)) = s.buffers {
+            a.send_buffer = send;
+            a.recv_buffer = recv;
+        }
+        if let Some(m) = s.max_message_size {
+            a.max_message_size = m;
+        }
+        c
     }
 
     /// `SO_SNDBUF`/`SO_RCVBUF` asked for on every socket.
@@ -139,7 +201,8 @@ impl EndpointBuilder {
         if self.addrs.is_empty() {
             return Err(BuildError::NoAddress);
         }
-        self.config.validate()?;
-        Ok(Endpoint::bind_with(self.config, &self.addrs, self.net)?)
+        let config = self.endpoint_config();
+        config.validate()?;
+        Ok(Endpoint::bind_with(config, &self.addrs, self.net)?)
     }
 }

@@ -731,17 +731,26 @@ impl Driver {
                 if self.closing.is_some() {
                     return; // Dropping the reply: EndpointClosed.
                 }
-                let pick = remotes.iter().find_map(|r| {
+                // Every address a bound socket can reach is the peer's from the start; the
+                // INIT goes from a socket of the first one's family.
+                let mut usable: Vec<SocketAddr> = Vec::new();
+                for r in &remotes {
+                    let reachable = self.socks.iter().any(|s| s.local.is_ipv4() == r.is_ipv4());
+                    if reachable && !usable.contains(r) {
+                        usable.push(*r);
+                    }
+                }
+                let local = usable.first().and_then(|r| {
                     self.socks
                         .iter()
                         .find(|s| s.local.is_ipv4() == r.is_ipv4())
-                        .map(|s| (s.local, *r))
+                        .map(|s| s.local)
                 });
-                let Some((local, remote)) = pick else {
+                let Some(local) = local else {
                     let _ = reply.send(Err(Error::NoUsableAddress));
                     return;
                 };
-                match self.ep.connect(now, local, remote, port) {
+                match self.ep.connect_multihomed(now, local, &usable, port) {
                     Ok(id) => {
                         self.busy.insert(id);
                         self.waiters.insert(
@@ -1146,6 +1155,7 @@ impl Driver {
         let paths = a.paths();
         let removed = a.removed_paths();
         let open_streams = a.open_streams();
+        let negotiated = a.negotiated();
         let mut s = w.shared.lock();
         let old = std::mem::take(&mut s.snapshot.paths);
         for o in old {
@@ -1170,6 +1180,7 @@ impl Driver {
         s.snapshot.stats = stats;
         s.snapshot.paths = paths;
         s.snapshot.open_streams = open_streams;
+        s.snapshot.negotiated = negotiated;
         s.paths_stale = false;
         s.refresh_asked = false;
     }

@@ -37,7 +37,7 @@
 //! let client = Endpoint::bind(EndpointConfig::default(), &["127.0.0.1:0".parse()?])?;
 //! let a = client.connect(&["127.0.0.1:9899".parse()?], 5001).await?;
 //! a.send(0, bytes::Bytes::from_static(b"hi"), SendOptions::default()).await?;
-//! let b = server.accept().await.ok_or("closed")?;
+//! let b = server.accept().await?;
 //! let m = b.recv().await?.ok_or("closed")?;
 //! assert_eq!(&m.data[..], b"hi");
 //! a.shutdown().await?;
@@ -69,7 +69,7 @@ pub use braid_proto::{
 struct ReadmeDoctests;
 
 pub use assoc::Association;
-pub use braid_proto::{CongestionControl, PathId, PathStats, PmtuState, RtxPolicy};
+pub use braid_proto::{CongestionControl, Negotiated, PathId, PathStats, PmtuState, RtxPolicy};
 pub use builder::{BuildError, EndpointBuilder};
 pub use events::{AssocEvent, Events};
 pub use stream::{DEFAULT_WRITE_CHUNK, RecvStream, SendStream};
@@ -82,6 +82,10 @@ pub enum Error {
     /// The endpoint's task has stopped (the endpoint was closed or dropped).
     #[error("endpoint closed")]
     EndpointClosed,
+    /// [`Endpoint::accept`] on an endpoint that does not listen
+    /// ([`EndpointConfig::listen`] unset): no association could ever arrive.
+    #[error("endpoint does not listen (EndpointConfig::listen is off): nothing to accept")]
+    NotListening,
     /// The core refused to start the association.
     #[error("connect refused: {0}")]
     Connect(#[from] braid_proto::ConnectError),
@@ -158,6 +162,8 @@ impl fmt::Debug for NetConfig {
 pub struct Endpoint {
     cmd: mpsc::UnboundedSender<Cmd>,
     local_addrs: Vec<SocketAddr>,
+    /// The configuration's `listen`, fixed at bind time: `accept` refuses at once without it.
+    listening: bool,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -191,12 +197,14 @@ impl Endpoint {
         net: NetConfig,
     ) -> io::Result<Self> {
         let rt = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+        let listening = config.listen;
         let (cmd, rx) = mpsc::unbounded_channel();
         let (driver, local_addrs) = driver::Driver::new(config, local_addrs, net, rx)?;
         let task = rt.spawn(driver.run());
         Ok(Self {
             cmd,
             local_addrs,
+            listening,
             task: Some(task),
         })
     }
@@ -209,8 +217,12 @@ impl Endpoint {
     /// Starts an association with the peer at `remote_addrs` (IP and UDP encapsulation
     /// port) whose SCTP port is `sctp_port`; resolves once it is established.
     ///
-    /// The INIT goes to the first address of a bound socket's family; with several local
-    /// addresses the association is multi-homed over the peer's listed addresses.
+    /// Every address of a bound socket's family is one of the peer's from the start
+    /// (multi-homed): the INIT goes to the first, and on a timeout or an ICMP error to the
+    /// next in turn, so one unreachable address does not fail the handshake. Once the peer
+    /// answers, the given addresses it lists in its INIT-ACK (or answered from) stay as
+    /// paths and the others are dropped; the peer's other listed addresses become paths too
+    /// (RFC 9260 §5.1.2), paired with ours.
     ///
     /// Cancel safety: dropping the future gives up the association; if its handshake
     /// completes anyway, the endpoint aborts it and forgets it (nothing is left behind).
@@ -236,59 +248,57 @@ impl Endpoint {
     }
 
     /// [`Endpoint::connect`] to a host name and UDP port (`"localhost:9899"`, or an
-    /// address), resolved with tokio's `lookup_host`. The resolved addresses of a bound
-    /// socket's family are tried in the resolver's order: the INIT goes to the first, and
-    /// the next is tried only if the handshake fails (timeout, ICMP unreachable, refused).
-    /// Further paths of the association come from the peer's own address list in its
-    /// INIT-ACK (RFC 9260 §5.1.2), as with [`Endpoint::connect`].
+    /// address), resolved with tokio's `lookup_host`. One association is started with every
+    /// resolved address of a bound socket's family as the peer's (in the resolver's order,
+    /// duplicates removed): the INIT tries them in turn until one answers, and those the
+    /// peer confirms stay as paths, as with [`Endpoint::connect`] given the same list.
     ///
     /// Cancel safety: as [`Endpoint::connect`].
     ///
     /// # Errors
     ///
-    /// [`Error::Resolve`] if the name does not resolve to a usable address; otherwise the
-    /// last attempt's error, as [`Endpoint::connect`].
+    /// [`Error::Resolve`] if the name does not resolve, or to no address of a bound
+    /// socket's family (the message lists what it resolved to); otherwise as
+    /// [`Endpoint::connect`] (e.g. [`Error::Closed`] with
+    /// [`CloseReason::HandshakeTimeout`] when no address answered).
     pub async fn connect_host(&self, host: &str, sctp_port: u16) -> Result<Association, Error> {
         let resolve_err = |reason: String| Error::Resolve {
             host: host.to_string(),
             reason,
         };
-        let resolved = tokio::net::lookup_host(host)
+        let resolved: Vec<SocketAddr> = tokio::net::lookup_host(host)
             .await
-            .map_err(|e| resolve_err(e.to_string()))?;
-        let mut usable: Vec<SocketAddr> = Vec::new();
-        for a in resolved {
-            let family_bound = self.local_addrs.iter().any(|l| l.is_ipv4() == a.is_ipv4());
-            if family_bound && !usable.contains(&a) {
-                usable.push(a);
-            }
+            .map_err(|e| resolve_err(e.to_string()))?
+            .collect();
+        let usable = usable_addresses(&self.local_addrs, &resolved);
+        if usable.is_empty() {
+            let list: Vec<String> = resolved.iter().map(ToString::to_string).collect();
+            return Err(resolve_err(format!(
+                "resolved to [{}], none of a bound socket's family",
+                list.join(", ")
+            )));
         }
-        let mut last = resolve_err("no address of a bound socket's family".to_string());
-        for a in usable {
-            match self.connect(&[a], sctp_port).await {
-                Ok(assoc) => return Ok(assoc),
-                Err(
-                    e @ Error::Closed(
-                        CloseReason::HandshakeTimeout
-                        | CloseReason::Unreachable
-                        | CloseReason::PeerAbort(_),
-                    ),
-                ) => last = e,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last)
+        self.connect(&usable, sctp_port).await
     }
 
-    /// The next association a peer opened (the endpoint must listen:
-    /// [`EndpointConfig::listen`]); `None` once the endpoint is closed.
+    /// The next association a peer opened. The endpoint must listen
+    /// ([`EndpointConfig::listen`], [`EndpointBuilder::listen`]); otherwise this fails at
+    /// once instead of waiting for an association that cannot come.
     ///
     /// Cancel safety: dropping the future loses no association (the next `accept` gets it).
-    pub async fn accept(&self) -> Option<Association> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotListening`] if the endpoint was bound without `listen`;
+    /// [`Error::EndpointClosed`] once the endpoint is closed (also while waiting).
+    pub async fn accept(&self) -> Result<Association, Error> {
+        if !self.listening {
+            return Err(Error::NotListening);
+        }
         let (tx, rx) = oneshot::channel();
-        self.send_cmd(Cmd::Accept { reply: tx }).ok()?;
-        let (id, shared) = rx.await.ok()?;
-        Some(Association::new(id, self.cmd.clone(), shared))
+        self.send_cmd(Cmd::Accept { reply: tx })?;
+        let (id, shared) = rx.await.map_err(|_| Error::EndpointClosed)?;
+        Ok(Association::new(id, self.cmd.clone(), shared))
     }
 
     /// Shuts every association down gracefully, waits until they are closed, and stops the
@@ -341,6 +351,19 @@ impl Endpoint {
     fn send_cmd(&self, c: Cmd) -> Result<(), Error> {
         self.cmd.send(c).map_err(|_| Error::EndpointClosed)
     }
+}
+
+/// The addresses of `resolved` a socket bound at `locals` can reach (its family), in order,
+/// without duplicates.
+fn usable_addresses(locals: &[SocketAddr], resolved: &[SocketAddr]) -> Vec<SocketAddr> {
+    let mut usable: Vec<SocketAddr> = Vec::new();
+    for a in resolved {
+        let family_bound = locals.iter().any(|l| l.is_ipv4() == a.is_ipv4());
+        if family_bound && !usable.contains(a) {
+            usable.push(*a);
+        }
+    }
+    usable
 }
 
 impl Drop for Endpoint {

@@ -34,6 +34,7 @@ pub(crate) struct Snapshot {
     /// The last snapshot of each path the association no longer has.
     pub(crate) removed_paths: Vec<PathInfo>,
     pub(crate) open_streams: (u16, u16),
+    pub(crate) negotiated: braid_proto::Negotiated,
 }
 
 /// The receive queue of a stream that has a [`crate::RecvStream`].

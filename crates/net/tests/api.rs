@@ -138,6 +138,18 @@ async fn stats_and_paths_are_published_without_a_round_trip() {
         };
         assert!(p[0].srtt.is_some());
         assert!(a.removed_paths().is_empty());
+        // The sender's path received the SACKs (and the COOKIE-ACK).
+        assert!(p[0].stats.packets_received > 0, "{:?}", p[0].stats);
+        // The receiver's path saw every byte arrive, and the handshake's packets too.
+        let q = loop {
+            let q = b.paths();
+            if q[0].stats.bytes_received > total as u64 {
+                break q;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        assert!(q[0].stats.packets_received >= 200 / 2, "{:?}", q[0].stats);
+        assert!(q[0].stats.bytes_sent > 0 && q[0].stats.bytes_sent < total as u64 / 4);
         a.shutdown().await.unwrap();
         // Still readable after the close.
         assert_eq!(a.stats().bytes_acked, total as u64);
@@ -275,7 +287,7 @@ async fn dropped_futures_leak_nothing() {
         let b = srv.accept().await.unwrap();
         // What the cancelled connects opened on srv0: accepted and dropped (each was
         // aborted by cli when its connect future turned out to be gone).
-        while let Ok(Some(c)) = timeout(Duration::from_millis(300), srv0.accept()).await {
+        while let Ok(Ok(c)) = timeout(Duration::from_millis(300), srv0.accept()).await {
             drop(c);
         }
         let mut sent = 0u32;
@@ -348,6 +360,80 @@ async fn the_builder_names_the_bad_setting() {
     ep.close().await;
 }
 
+/// The builder's explicit setters win over a wholesale configuration whatever the order of
+/// the calls: `.cmt(true)` before `.association(cfg)` is not undone by it.
+#[tokio::test]
+async fn the_builder_does_not_depend_on_call_order() {
+    let base = AssociationConfig {
+        cmt: None,
+        idata: false,
+        rto_initial: Duration::from_millis(300),
+        ..assoc_cfg()
+    };
+    let whole = EndpointConfig {
+        listen: false,
+        port: 7000,
+        association: assoc_cfg(),
+        ..Default::default()
+    };
+    let before = Endpoint::builder()
+        .listen(5005)
+        .cmt(true)
+        .idata(true)
+        .streams(8, 9)
+        .buffers(1 << 16, 1 << 17)
+        .max_message_size(4096)
+        .stream_scheduler(SchedulerKind::RoundRobin)
+        .config(whole.clone())
+        .association(base.clone())
+        .endpoint_config();
+    let after = Endpoint::builder()
+        .association(base.clone())
+        .config(whole)
+        .listen(5005)
+        .cmt(true)
+        .idata(true)
+        .streams(8, 9)
+        .buffers(1 << 16, 1 << 17)
+        .max_message_size(4096)
+        .stream_scheduler(SchedulerKind::RoundRobin)
+        .endpoint_config();
+    for c in [&before, &after] {
+        assert!(c.listen && c.port == 5005, "{c:?}");
+        let a = &c.association;
+        assert!(a.cmt.is_some() && a.idata, "{a:?}");
+        assert_eq!((a.outbound_streams, a.max_inbound_streams), (8, 9));
+        assert_eq!((a.send_buffer, a.recv_buffer), (1 << 16, 1 << 17));
+        assert_eq!(a.max_message_size, 4096);
+        assert_eq!(a.stream_scheduler, SchedulerKind::RoundRobin);
+        // Unset by any setter: association() wins over config()'s association.
+        assert_eq!(a.rto_initial, Duration::from_millis(300));
+    }
+    // The same on a running endpoint: CMT set before the wholesale configuration runs.
+    timeout(LIMIT, async {
+        let srv = Endpoint::builder()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .listen(5001)
+            .cmt(true)
+            .association(base.clone())
+            .build()
+            .unwrap();
+        let cli = Endpoint::builder()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .association(base)
+            .build()
+            .unwrap();
+        let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+        let b = srv.accept().await.unwrap();
+        assert!(b.negotiated().cmt && !a.negotiated().cmt);
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 async fn connect_by_host_name() {
     timeout(LIMIT, async {
@@ -368,6 +454,296 @@ async fn connect_by_host_name() {
             cli.connect_host("no-such-host.invalid:1", 5001).await,
             Err(Error::Resolve { .. })
         ));
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// `connect_host` gives every resolved address of a bound family to one association: with
+/// a client on both loopbacks and a server on 127.0.0.1 alone, "localhost" works whichever
+/// of ::1 and 127.0.0.1 the resolver lists first (::1 answers with a port unreachable).
+#[tokio::test]
+async fn connect_host_offers_every_resolved_address() {
+    timeout(LIMIT, async {
+        let srv = endpoint(true);
+        let port = srv.local_addrs()[0].port();
+        let cfg = EndpointConfig {
+            association: AssociationConfig {
+                rto_initial: Duration::from_secs(3),
+                ..assoc_cfg()
+            },
+            ..Default::default()
+        };
+        let dual = ["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()];
+        let Ok(cli) = Endpoint::bind(cfg, &dual) else {
+            eprintln!("no IPv6 loopback here: skipped");
+            srv.close().await;
+            return;
+        };
+        let t0 = tokio::time::Instant::now();
+        let a = cli
+            .connect_host(&format!("localhost:{port}"), 5001)
+            .await
+            .unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        assert!(
+            a.paths().iter().all(|p| p.remote.is_ipv4()),
+            "{:?}",
+            a.paths()
+        );
+        drop(srv.accept().await.unwrap());
+        let e = cli.connect_host("no-such-host.invalid:1", 5001).await.err();
+        assert!(matches!(e, Some(Error::Resolve { .. })), "{e:?}");
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+async fn pair_with(
+    server: AssociationConfig,
+    client: AssociationConfig,
+) -> (Endpoint, Endpoint, Association, Association) {
+    let srv = Endpoint::bind(
+        EndpointConfig {
+            listen: true,
+            association: server,
+            ..Default::default()
+        },
+        &["127.0.0.1:0".parse().unwrap()],
+    )
+    .unwrap();
+    let cli = Endpoint::bind(
+        EndpointConfig {
+            association: client,
+            ..Default::default()
+        },
+        &["127.0.0.1:0".parse().unwrap()],
+    )
+    .unwrap();
+    let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+    let b = srv.accept().await.unwrap();
+    (srv, cli, a, b)
+}
+
+/// `negotiated()` says what both sides agreed: an extension offered by one side only is
+/// off at both ends, CMT is each side's own setting, and the spurious-retransmission
+/// detection that runs is the configured Eifel (braid echoes it) or none.
+#[tokio::test]
+async fn negotiated_reports_what_the_handshake_agreed() {
+    use braid_net::{CmtConfig, SpuriousDetection};
+    timeout(LIMIT, async {
+        let on = AssociationConfig {
+            idata: true,
+            nr_sack: true,
+            pr_sctp: true,
+            cmt: Some(CmtConfig::default()),
+            spurious_detection: SpuriousDetection::EifelTimestamp,
+            ..assoc_cfg()
+        };
+        let off = AssociationConfig {
+            idata: false,
+            nr_sack: false,
+            pr_sctp: false,
+            cmt: None,
+            spurious_detection: SpuriousDetection::Off,
+            ..assoc_cfg()
+        };
+
+        // Both offer everything.
+        let (srv, cli, a, b) = pair_with(on.clone(), on.clone()).await;
+        for n in [a.negotiated(), b.negotiated()] {
+            assert!(n.idata && n.nr_sack && n.pr_sctp && n.cmt, "{n:?}");
+            assert!(!n.load_sharing, "{n:?}");
+            assert!(n.eifel_timestamp, "{n:?}");
+            assert_eq!(n.spurious_detection, SpuriousDetection::EifelTimestamp);
+            assert_eq!((n.outbound_streams, n.inbound_streams), (16, 16));
+        }
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+
+        // The client offers nothing: the server's offers are not agreed to.
+        let (srv, cli, a, b) = pair_with(on.clone(), off.clone()).await;
+        let (na, nb) = (a.negotiated(), b.negotiated());
+        for n in [na, nb] {
+            assert!(
+                !n.idata && !n.nr_sack && !n.pr_sctp && !n.load_sharing,
+                "{n:?}"
+            );
+        }
+        assert!(!na.cmt && nb.cmt, "CMT is each side's own: {na:?} {nb:?}");
+        assert_eq!(na.spurious_detection, SpuriousDetection::Off);
+        // The client still echoes timestamps, so the server's Eifel runs.
+        assert_eq!(nb.spurious_detection, SpuriousDetection::EifelTimestamp);
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+
+        // Load sharing offered by both replaces CMT, and no spurious detection runs under it.
+        let ls = AssociationConfig {
+            load_sharing: true,
+            ..on.clone()
+        };
+        let (srv, cli, a, b) = pair_with(ls.clone(), ls).await;
+        for n in [a.negotiated(), b.negotiated()] {
+            assert!(n.load_sharing && !n.cmt && !n.idata, "{n:?}");
+            assert_eq!(n.spurious_detection, SpuriousDetection::Off);
+        }
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+
+        // Offered by the server only: load sharing is off, the client's CMT runs.
+        let ls_srv = AssociationConfig {
+            load_sharing: true,
+            ..on.clone()
+        };
+        let (srv, cli, a, b) = pair_with(ls_srv, on).await;
+        let (na, nb) = (a.negotiated(), b.negotiated());
+        assert!(
+            !na.load_sharing && !nb.load_sharing && na.cmt && nb.cmt,
+            "{na:?} {nb:?}"
+        );
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// `accept` on an endpoint bound without `listen` fails at once: no association can ever
+/// arrive there, so waiting would hang the caller for good.
+#[tokio::test]
+async fn accept_without_listen_fails_at_once() {
+    let cli = endpoint(false);
+    let r = timeout(Duration::from_secs(2), cli.accept())
+        .await
+        .expect("accept on a non-listening endpoint waited instead of failing");
+    assert!(matches!(r, Err(Error::NotListening)), "{:?}", r.err());
+    let e = Endpoint::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .build()
+        .unwrap();
+    let r = timeout(Duration::from_secs(2), e.accept()).await.unwrap();
+    assert!(matches!(r, Err(Error::NotListening)), "{:?}", r.err());
+    e.close().await;
+    cli.close().await;
+}
+
+fn bind_at(listen: bool, addrs: &[&str], rto_initial: Duration) -> Endpoint {
+    let cfg = EndpointConfig {
+        listen,
+        association: AssociationConfig {
+            rto_initial,
+            ..assoc_cfg()
+        },
+        ..Default::default()
+    };
+    let addrs: Vec<std::net::SocketAddr> = addrs.iter().map(|a| a.parse().unwrap()).collect();
+    Endpoint::bind(cfg, &addrs).unwrap()
+}
+
+/// Every address given to `connect` is the peer's from the start: the INIT goes on to the
+/// next when the first never answers (T1, RFC 9260 §6.4), and an address the peer does not
+/// stand behind is dropped once it answers.
+#[tokio::test]
+async fn connect_tries_every_address_in_one_association() {
+    timeout(LIMIT, async {
+        let srv = bind_at(true, &["127.0.0.1:0"], Duration::from_millis(200));
+        let cli = bind_at(false, &["127.0.0.1:0"], Duration::from_millis(200));
+        let port = srv.local_addrs()[0].port();
+        // 127.0.0.3 is silent: its datagrams are dropped, no ICMP comes back.
+        cli.blackhole(
+            "127.0.0.1".parse().unwrap(),
+            "127.0.0.3".parse().unwrap(),
+            true,
+        )
+        .unwrap();
+        let silent: std::net::SocketAddr = format!("127.0.0.3:{port}").parse().unwrap();
+        let a = cli
+            .connect(&[silent, srv.local_addrs()[0]], 5001)
+            .await
+            .unwrap();
+        let b = srv.accept().await.unwrap();
+        let remotes: Vec<_> = a.paths().iter().map(|p| p.remote).collect();
+        assert_eq!(remotes, vec![srv.local_addrs()[0]], "{:?}", a.paths());
+        assert!(a.paths()[0].primary && a.paths()[0].confirmed);
+        a.send(0, msg(b"second address"), SendOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            &b.recv().await.unwrap().unwrap().data[..],
+            b"second address"
+        );
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// An ICMP port unreachable for the INIT to one address moves it to the next at once, well
+/// before T1 would.
+#[tokio::test]
+async fn an_unreachable_address_moves_the_init_on_at_once() {
+    timeout(LIMIT, async {
+        let rto = Duration::from_secs(3);
+        let srv = bind_at(true, &["127.0.0.1:0"], rto);
+        let cli = bind_at(false, &["127.0.0.1:0"], rto);
+        let port = srv.local_addrs()[0].port();
+        // Nothing listens on 127.0.0.4: the kernel answers with a port unreachable.
+        let closed: std::net::SocketAddr = format!("127.0.0.4:{port}").parse().unwrap();
+        let t0 = tokio::time::Instant::now();
+        let a = cli
+            .connect(&[closed, srv.local_addrs()[0]], 5001)
+            .await
+            .unwrap();
+        assert!(t0.elapsed() < rto, "waited for T1: {:?}", t0.elapsed());
+        let remotes: Vec<_> = a.paths().iter().map(|p| p.remote).collect();
+        assert_eq!(remotes, vec![srv.local_addrs()[0]]);
+        drop(srv.accept().await.unwrap());
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// A multi-homed peer given by both its addresses has both paths confirmed as soon as the
+/// handshake is over, without waiting for a HEARTBEAT (RFC 9260 §5.4 rule 1).
+#[tokio::test]
+async fn given_addresses_the_peer_lists_are_confirmed_paths_at_once() {
+    timeout(LIMIT, async {
+        let srv = bind_at(
+            true,
+            &["127.0.0.1:0", "127.0.0.2:0"],
+            Duration::from_millis(200),
+        );
+        let cli = bind_at(false, &["127.0.0.1:0"], Duration::from_millis(200));
+        let given = srv.local_addrs().to_vec();
+        let a = cli.connect(&given, 5001).await.unwrap();
+        let paths = a.paths();
+        let mut remotes: Vec<_> = paths.iter().map(|p| p.remote).collect();
+        remotes.sort();
+        let mut want = given.clone();
+        want.sort();
+        assert_eq!(remotes, want, "{paths:?}");
+        assert!(
+            paths
+                .iter()
+                .all(|p| p.confirmed && p.state == PathState::Active),
+            "{paths:?}"
+        );
+        drop(srv.accept().await.unwrap());
         a.shutdown().await.unwrap();
         cli.close().await;
         srv.close().await;

@@ -500,3 +500,78 @@ async fn a_removed_path_keeps_its_counters_and_the_others_their_ids() {
     .expect("removal test timed out");
     cli.close().await;
 }
+
+/// Under CMT the receiver counts arrivals per path: both of its paths (its local address,
+/// the sender's) receive DATA, and the sender's receive the SACKs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_path_counts_what_it_received() {
+    timeout(LIMIT, async {
+        let srv = Endpoint::bind(
+            EndpointConfig {
+                listen: true,
+                association: cfg(),
+                ..Default::default()
+            },
+            &[
+                "127.0.0.1:0".parse().unwrap(),
+                "127.0.0.2:0".parse().unwrap(),
+            ],
+        )
+        .unwrap();
+        let cli = Endpoint::bind(
+            EndpointConfig {
+                association: cfg(),
+                ..Default::default()
+            },
+            &[
+                "127.0.0.3:0".parse().unwrap(),
+                "127.0.0.4:0".parse().unwrap(),
+            ],
+        )
+        .unwrap();
+        let a = cli.connect(&[srv.local_addrs()[0]], 5001).await.unwrap();
+        let b = srv.accept().await.unwrap();
+        let total = 2000usize;
+        for i in 0..total {
+            a.send(0, message(0, i as u32), SendOptions::default())
+                .await
+                .unwrap();
+        }
+        for _ in 0..total {
+            b.recv().await.unwrap().unwrap();
+        }
+        // Every path confirmed and counted (paths() may be one publication behind).
+        let bytes = (total * MESSAGE) as u64;
+        let paths = loop {
+            let p = b.paths();
+            let sum: u64 = p.iter().map(|q| q.stats.bytes_received).sum();
+            if p.len() >= 2 && sum > bytes && p.iter().all(|q| q.stats.packets_received > 0) {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        for p in &paths {
+            assert!(p.stats.bytes_received > 0, "{p:?}");
+            assert!(
+                p.stats.bytes_received >= p.stats.packets_received * 12,
+                "{p:?}"
+            );
+        }
+        let sent = loop {
+            let p = a.paths();
+            if p.iter().filter(|q| q.stats.packets_received > 0).count() >= 2 {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert!(
+            sent.iter().any(|q| q.stats.bytes_sent > bytes / 10),
+            "{sent:?}"
+        );
+        a.shutdown().await.unwrap();
+        cli.close().await;
+        srv.close().await;
+    })
+    .await
+    .unwrap();
+}

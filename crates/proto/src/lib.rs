@@ -26,7 +26,7 @@ pub mod time;
 mod timer;
 pub mod trace;
 
-pub use association::{Association, AssociationStats, SendOptions, State, Transmit};
+pub use association::{Association, AssociationStats, Negotiated, SendOptions, State, Transmit};
 pub use config::{
     AssociationConfig, BufferSplitting, CmtConfig, ConfigError, CongestionControl, EndpointConfig,
     LossDetection, NrSackPolicy, PathAssignment, PathPairing, ReceiveSplit, RtxPolicy, SackPath,

@@ -2,7 +2,7 @@
 //!
 //! A group is one transport connection (a braid association, a framed TCP socket, a UDP
 //! flow) and every Connection of the group is one stream of it: stream 0 is the
-//! Connection that `initiate()` or the Listener returned, `clone()` takes the next free
+//! Connection that `initiate()` or the Listener returned, `clone_in_group()` takes the next free
 //! stream (even ids on the initiating side, odd on the accepting side, so that both sides
 //! can clone at once without a collision, as QUIC does, RFC 9000 §2.1).
 //!
@@ -162,8 +162,20 @@ async fn read_loop(
 }
 
 /// A Connection (RFC 9622 §7): one stream of a group's transport connection.
-#[derive(Debug)]
+///
+/// A cheap handle: [`Clone`] gives another handle to the same Connection (the same
+/// stream), to share it between tasks. Handles share its receive queue (each message goes
+/// to one `receive`), `close` through any of them closes it for all, and dropping counts as
+/// closing only when the last handle goes. RFC 9622's Clone, which opens a new Connection
+/// in the group, is [`Connection::clone_in_group`].
+#[derive(Debug, Clone)]
 pub struct Connection {
+    inner: Arc<ConnInner>,
+}
+
+/// What every handle of one Connection shares; dropping it closes the Connection.
+#[derive(Debug)]
+struct ConnInner {
     group: Arc<Group>,
     stream: u16,
     rx: tokio::sync::Mutex<mpsc::Receiver<Inbound>>,
@@ -187,9 +199,11 @@ pub struct ConnectionInfo {
 impl Connection {
     fn new(group: Arc<Group>, stream: u16, rx: mpsc::Receiver<Inbound>) -> Self {
         Self {
-            group,
-            stream,
-            rx: tokio::sync::Mutex::new(rx),
+            inner: Arc::new(ConnInner {
+                group,
+                stream,
+                rx: tokio::sync::Mutex::new(rx),
+            }),
         }
     }
 
@@ -199,23 +213,26 @@ impl Connection {
     /// not yet sent; braid-net's association-wide send queue in front of the scheduler
     /// (up to 1 MiB) still leaves in the order it was queued.
     pub fn set_priority(&self, priority: u32) {
-        self.group.link.set_stream_priority(self.stream, priority);
+        self.inner
+            .group
+            .link
+            .set_stream_priority(self.inner.stream, priority);
     }
 
     /// The stack, addresses and stream of this Connection.
     pub fn info(&self) -> ConnectionInfo {
         ConnectionInfo {
-            stack: self.group.link.stack(),
-            remote: self.group.link.remote(),
-            local: self.group.local,
-            stream: self.stream,
-            conn_priority: self.group.conn_priority,
+            stack: self.inner.group.link.stack(),
+            remote: self.inner.group.link.remote(),
+            local: self.inner.group.local,
+            stream: self.inner.stream,
+            conn_priority: self.inner.group.conn_priority,
         }
     }
 
     /// The stack this Connection runs on.
     pub fn stack(&self) -> StackKind {
-        self.group.link.stack()
+        self.inner.group.link.stack()
     }
 
     /// `Send` (RFC 9622 §9.2): queues a message on this Connection's stream. With
@@ -229,9 +246,10 @@ impl Connection {
             return Err(ConnectionError::Closed);
         }
         let is_final = msg.context.is_final;
-        self.group
+        self.inner
+            .group
             .link
-            .send(self.stream, msg.data, &msg.context)
+            .send(self.inner.stream, msg.data, &msg.context)
             .await?;
         if is_final {
             self.close().await;
@@ -255,7 +273,7 @@ impl Connection {
     ///
     /// None today; the `Result` leaves room for stack receive errors.
     pub async fn receive(&self) -> Result<Option<Message>, ConnectionError> {
-        let mut rx = self.rx.lock().await;
+        let mut rx = self.inner.rx.lock().await;
         Ok(rx.recv().await.map(|m| Message {
             data: m.data,
             context: MessageContext {
@@ -267,8 +285,12 @@ impl Connection {
     }
 
     fn locally_open(&self) -> bool {
-        let st = lock(&self.group.state);
-        !st.closed && st.streams.get(&self.stream).is_some_and(|s| s.local_open)
+        let st = lock(&self.inner.group.state);
+        !st.closed
+            && st
+                .streams
+                .get(&self.inner.stream)
+                .is_some_and(|s| s.local_open)
     }
 
     /// `Close` (RFC 9622 §10): closes this Connection's stream after the messages already
@@ -276,8 +298,8 @@ impl Connection {
     /// transport gracefully.
     pub async fn close(&self) {
         let last = {
-            let mut st = lock(&self.group.state);
-            let Some(s) = st.streams.get_mut(&self.stream) else {
+            let mut st = lock(&self.inner.group.state);
+            let Some(s) = st.streams.get_mut(&self.inner.stream) else {
                 return;
             };
             if !s.local_open {
@@ -287,53 +309,50 @@ impl Connection {
             !st.streams.values().any(|s| s.local_open)
         };
         if last {
-            lock(&self.group.state).closed = true;
-            self.group.link.close().await;
+            lock(&self.inner.group.state).closed = true;
+            self.inner.group.link.close().await;
         } else {
-            let _ = self.group.link.send_end(self.stream).await;
+            let _ = self.inner.group.link.send_end(self.inner.stream).await;
         }
     }
 
     /// `Abort` (RFC 9622 §10): aborts the group's transport at once (every Connection of
     /// the group: braid has no stream reset to abort one stream alone).
     pub fn abort(&self) {
-        let mut st = lock(&self.group.state);
+        let mut st = lock(&self.inner.group.state);
         st.closed = true;
         for s in st.streams.values_mut() {
             s.local_open = false;
         }
         drop(st);
-        self.group.link.abort();
+        self.inner.group.link.abort();
     }
 
     /// `CloseGroup` (RFC 9622 §10): closes every Connection of the group and the transport.
     pub async fn close_group(&self) {
         {
-            let mut st = lock(&self.group.state);
+            let mut st = lock(&self.inner.group.state);
             st.closed = true;
             for s in st.streams.values_mut() {
                 s.local_open = false;
             }
         }
-        self.group.link.close().await;
+        self.inner.group.link.close().await;
     }
 
     /// `Clone` (RFC 9622 §7.4): a new Connection in this one's group, on the next free
     /// stream of the same transport (braid: another stream of the association; TCP:
     /// another framed stream id on the same socket). The peer sees it through
-    /// [`Connection::connection_received`] when the first message arrives.
+    /// [`Connection::connection_received`] when the first message arrives. (Rust's
+    /// [`Clone`] is another handle to this same Connection.)
     ///
     /// # Errors
     ///
     /// [`ConnectionError::Clone`] when the transport has no free stream (plain UDP has
     /// one), [`ConnectionError::Closed`] once the group is closed.
-    #[expect(
-        clippy::should_implement_trait,
-        reason = "RFC 9622 §7.4 names it Clone; it is fallible and opens a stream, not a copy"
-    )]
-    pub fn clone(&self) -> Result<Connection, ConnectionError> {
-        let max = self.group.link.max_streams();
-        let mut st = lock(&self.group.state);
+    pub fn clone_in_group(&self) -> Result<Connection, ConnectionError> {
+        let max = self.inner.group.link.max_streams();
+        let mut st = lock(&self.inner.group.state);
         if st.closed {
             return Err(ConnectionError::Closed);
         }
@@ -347,7 +366,7 @@ impl Connection {
         if id >= max || st.streams.contains_key(&id) {
             return Err(ConnectionError::Clone(format!(
                 "no free stream on {} ({max} streams)",
-                self.group.link.stack()
+                self.inner.group.link.stack()
             )));
         }
         st.next_local = id.saturating_add(2);
@@ -360,22 +379,23 @@ impl Connection {
             },
         );
         drop(st);
-        self.group
+        self.inner
+            .group
             .link
-            .set_stream_priority(id, self.group.conn_priority);
-        Ok(Connection::new(self.group.clone(), id, rx))
+            .set_stream_priority(id, self.inner.group.conn_priority);
+        Ok(Connection::new(self.inner.group.clone(), id, rx))
     }
 
     /// The next Connection the peer cloned into this group (RFC 9622 §7.4: a new stream
     /// of the same transport); `None` once the transport is closed.
     pub async fn connection_received(&self) -> Option<Connection> {
-        let (id, rx) = self.group.incoming.lock().await.recv().await?;
-        Some(Connection::new(self.group.clone(), id, rx))
+        let (id, rx) = self.inner.group.incoming.lock().await.recv().await?;
+        Some(Connection::new(self.inner.group.clone(), id, rx))
     }
 
     /// How many Connections of this group are open on our side.
     pub fn group_size(&self) -> usize {
-        lock(&self.group.state)
+        lock(&self.inner.group.state)
             .streams
             .values()
             .filter(|s| s.local_open)
@@ -385,18 +405,18 @@ impl Connection {
     /// The (local, remote) address pairs of the group's transport: braid's paths (several
     /// when multi-homed), one pair otherwise (the local address unspecified).
     pub async fn paths(&self) -> Vec<(SocketAddr, SocketAddr)> {
-        self.group.link.paths().await
+        self.inner.group.link.paths().await
     }
 
     /// Whether this side initiated the group's transport.
     pub fn is_initiator(&self) -> bool {
-        self.group.initiator
+        self.inner.group.initiator
     }
 }
 
-impl Drop for Connection {
+impl Drop for ConnInner {
     fn drop(&mut self) {
-        // A dropped Connection counts as closed on our side (RFC 9622 §10); the end marker
+        // The last handle dropped counts as closed on our side (RFC 9622 §10); the end marker
         // or the transport close is sent from a task if a runtime is still there.
         let last = {
             let mut st = lock(&self.group.state);

@@ -64,7 +64,7 @@ pub enum ConnectionError {
     /// The stack refused the message.
     #[error("send failed: {0}")]
     Send(String),
-    /// `clone()` could not add a Connection to the group.
+    /// `clone_in_group()` could not add a Connection to the group.
     #[error("clone failed: {0}")]
     Clone(String),
 }

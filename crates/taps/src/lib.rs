@@ -13,7 +13,7 @@
 //! candidate at all, [`Preconnection::initiate`] fails at once with
 //! [`EstablishmentError::NoCandidate`] — never a hang.
 //!
-//! Connections of a group ([`Connection::clone`]) are streams of one braid association
+//! Connections of a group ([`Connection::clone_in_group`]) are streams of one braid association
 //! (or framed streams of one TCP socket); see [`connection`] for how one of them is closed
 //! without a stream reset.
 //!
@@ -43,7 +43,7 @@
 //! assert_eq!(&m.data[..], b"ping");
 //!
 //! // A second Connection in the group: stream 2 of the same association.
-//! let second = conn.clone()?;
+//! let second = conn.clone_in_group()?;
 //! second.send_bytes(&b"on another stream"[..]).await?;
 //! let peer2 = peer.connection_received().await.ok_or("no grouped connection")?;
 //! assert_eq!(peer2.info().stream, 2);
@@ -54,6 +54,12 @@
 //! conn.close().await; // the last one: SHUTDOWN
 //! # Ok(()) }
 //! ```
+
+/// README.md's example, compiled and run as a doc test (the root README's braid-taps
+/// section carries the same block, checked by `readme_sync` below).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 pub mod cib;
 pub mod connection;
@@ -77,3 +83,31 @@ pub use properties::{
     SecurityParameters, TransportProperties, UnknownProperty,
 };
 pub use stack::StackKind;
+
+#[cfg(test)]
+mod readme_sync {
+    /// The first ```` ```rust ```` block after `start` in `text` (any attributes).
+    fn rust_block<'a>(text: &'a str, start: &str) -> &'a str {
+        let from = text.find(start).expect("section");
+        let rest = &text[from..];
+        let open = rest.find("```rust").expect("rust block");
+        let body = &rest[open..];
+        let body = &body[body.find('\n').expect("fence line") + 1..];
+        &body[..body.find("```").expect("closing fence")]
+    }
+
+    /// The root README's braid-taps example is this crate's README example (which runs as
+    /// a doc test), word for word.
+    #[test]
+    fn the_root_readme_shows_the_tested_example() {
+        let ours = rust_block(include_str!("../README.md"), "# braid-taps");
+        let root = rust_block(
+            include_str!("../../../README.md"),
+            "### Transport services (`braid-taps`)",
+        );
+        assert_eq!(
+            root, ours,
+            "README.md's braid-taps block differs from crates/taps/README.md's"
+        );
+    }
+}

@@ -154,6 +154,24 @@ impl Preconnection {
         Ok(self.with_pib(Arc::new(pib)))
     }
 
+    /// Loads the PIB from a policy file if there is one: a missing file means no policy
+    /// (as for a machine without `/etc/braid/policy.toml`), so a deployment's policy can
+    /// be optional.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError`] with the file's line if the file exists but cannot be read or does
+    /// not parse.
+    pub fn with_optional_policy_file(
+        self,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<Self, PolicyError> {
+        match std::fs::metadata(path.as_ref()) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(self),
+            _ => self.with_policy_file(path),
+        }
+    }
+
     /// Uses a CIB (e.g. one in a file, [`Cib::open`]).
     pub fn with_cib(mut self, cib: Arc<Cib>) -> Self {
         self.cib = Some(cib);
@@ -744,6 +762,33 @@ impl Drop for Listener {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An optional policy file may be missing (no policy), but one that is there must parse.
+    #[test]
+    fn an_optional_policy_file_may_be_missing_but_not_wrong() {
+        let pre = || {
+            Preconnection::new(
+                vec![],
+                vec![],
+                TransportProperties::new(),
+                SecurityParameters::disabled(),
+            )
+        };
+        let dir = std::env::temp_dir().join(format!("braid-taps-pib-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let missing = dir.join("missing.toml");
+        assert!(pre().with_optional_policy_file(&missing).is_ok());
+        assert!(pre().with_policy_file(&missing).is_err());
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, "[[policy]]\nprohibit = [\"carrier-pigeon\"]\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let e = pre().with_optional_policy_file(&bad).err();
+        assert!(
+            e.is_some_and(|e| e.line == 2),
+            "a wrong file is still an error"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn families_alternate() {

@@ -348,7 +348,7 @@ async fn group_on(stack: StackKind) -> R {
     let b0 = l.connection_received().await.ok_or("no connection")?;
     assert_eq!(&b0.receive().await?.ok_or("closed")?.data[..], b"zero");
 
-    let a1 = a0.clone()?;
+    let a1 = a0.clone_in_group()?;
     assert_ne!(a1.info().stream, a0.info().stream);
     a1.send(Message::with_context(
         &b"one"[..],
@@ -383,6 +383,32 @@ async fn group_on(stack: StackKind) -> R {
     Ok(())
 }
 
+/// `Connection` is a cheap handle: a clone is the same Connection (same stream), usable
+/// from another task; dropping one handle leaves it open, dropping the last closes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_handles_share_one_stream() -> R {
+    tokio::time::timeout(BOUND, async {
+        let (mut l, pre) = only(StackKind::Braid).await?;
+        let a = pre.initiate().await?;
+        let a2 = a.clone();
+        assert_eq!(a2.info(), a.info());
+        let task = tokio::spawn(async move { a2.send_bytes(&b"from a task"[..]).await });
+        task.await??; // that handle is dropped with the task
+        let b = l.connection_received().await.ok_or("no connection")?;
+        assert_eq!(
+            &b.receive().await?.ok_or("closed")?.data[..],
+            b"from a task"
+        );
+        a.send_bytes(&b"still open"[..]).await?;
+        assert_eq!(&b.receive().await?.ok_or("closed")?.data[..], b"still open");
+        assert_eq!(a.group_size(), 1);
+        drop(a); // the last handle: the Connection (and its transport) closes
+        assert_eq!(b.receive().await?, None);
+        Ok(())
+    })
+    .await?
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_group_on_braid_streams() -> R {
     tokio::time::timeout(BOUND, group_on(StackKind::Braid)).await?
@@ -409,7 +435,7 @@ async fn plain_udp_for_unreliable_datagrams() -> R {
         .with_cib(fresh_cib()?);
         let c = pre.initiate().await?;
         assert_eq!(c.stack(), StackKind::Udp);
-        assert!(c.clone().is_err(), "plain UDP has one stream");
+        assert!(c.clone_in_group().is_err(), "plain UDP has one stream");
         c.send_bytes(&b"dgram"[..]).await?;
         let s = l.connection_received().await.ok_or("no flow")?;
         assert_eq!(&s.receive().await?.ok_or("closed")?.data[..], b"dgram");
@@ -540,7 +566,7 @@ async fn policy_adds_a_remote_and_sets_the_delay() -> R {
 async fn abort_on(stack: StackKind) -> R {
     let (mut l, pre) = only(stack).await?;
     let a0 = pre.initiate().await?;
-    let a1 = a0.clone()?;
+    let a1 = a0.clone_in_group()?;
     a0.send_bytes(&b"zero"[..]).await?;
     let b0 = l.connection_received().await.ok_or("no connection")?;
     assert_eq!(&b0.receive().await?.ok_or("closed")?.data[..], b"zero");

@@ -30,6 +30,7 @@ impl Association {
         now: Instant,
         local: SocketAddr,
         remote: SocketAddr,
+        alternates: &[SocketAddr],
         locals: Vec<SocketAddr>,
         local_port: u16,
         peer_port: u16,
@@ -48,6 +49,7 @@ impl Association {
             peer_port,
         );
         a.local_addrs = locals;
+        a.add_init_paths(now, alternates);
         a.local_tag = local_tag;
         a.local_initial_tsn = initial_tsn;
         a.tx.start(
@@ -190,7 +192,12 @@ impl Association {
         let rto = self.primary_path().rtt.rto();
         self.timers.set(Timer::T1, Some(now + rto));
         match chunk {
-            Chunk::Init(_) => self.queue_standalone(0, chunk),
+            Chunk::Init(_) => {
+                // To the address this attempt is for, confirmed or not (RFC 9260 §5.4 rule
+                // 1: the application gave it).
+                let remote = self.primary_path().remote;
+                self.queue_standalone_to(remote, 0, chunk);
+            }
             c => {
                 // COOKIE-ECHO goes first in its packet (RFC 9260 §5.1 C).
                 let primary = self.primary;
@@ -211,11 +218,19 @@ impl Association {
         }
         let primary = self.primary;
         self.path_mut(primary).rtt.backoff();
+        if self.state == State::CookieWait && self.init_paths.len() > 1 {
+            // RFC 9260 §6.4: a retransmission goes to another of the peer's addresses; the
+            // next address starts from the backed-off RTO, so the attempts still space out.
+            let rto = self.paths[usize::from(primary.0)].rtt.clone();
+            let next = self.next_init_path(primary);
+            self.path_mut(next).rtt = rto;
+            self.primary = next;
+        }
         self.send_handshake_chunk(now);
     }
 
     /// INIT-ACK in COOKIE-WAIT (RFC 9260 §5.1 C); other states discard it (§5.2.3).
-    pub(super) fn on_init_ack(&mut self, now: Instant, ack: InitAck) {
+    pub(super) fn on_init_ack(&mut self, now: Instant, ack: InitAck, from: PathId) {
         if self.state != State::CookieWait {
             return;
         }
@@ -270,6 +285,7 @@ impl Association {
                 .rtt
                 .on_verified(now.saturating_duration_since(sent));
         }
+        self.settle_init_paths(now, from, &peer.addresses);
         self.add_peer_paths(now, &peer.addresses);
         self.set_state(now, State::CookieEchoed);
         self.init_attempts = 0;

@@ -107,6 +107,13 @@ impl Association {
                 // an ABORT once the quoted tag checked out (a peer that restarted elsewhere).
                 self.close(now, CloseReason::Unreachable);
             }
+            crate::IcmpError::Unreachable | crate::IcmpError::PortUnreachable
+                if self.state == State::CookieWait && self.init_paths.contains(&path) =>
+            {
+                // Nobody speaks SCTP at this one of the addresses the application gave: the
+                // INIT goes to the next at once (RFC 9260 §6.4), the last one's error ends it.
+                self.drop_init_path(now, path);
+            }
             crate::IcmpError::Unreachable | crate::IcmpError::PortUnreachable => {
                 if matches!(self.state, State::CookieWait | State::CookieEchoed) {
                     // ICMP5 / RFC 6951 §5.5: nobody speaks SCTP there: fail at once.
@@ -219,7 +226,8 @@ impl Association {
             self.stats.packets_dropped += 1;
             return None;
         }
-        let path = self.path_of_packet(local, remote).unwrap_or(self.primary);
+        let found = self.path_of_packet(local, remote);
+        let path = found.unwrap_or(self.primary);
         let Some(Ok(first)) = raw_chunks(packet).next() else {
             self.stats.packets_dropped += 1;
             return None;
@@ -258,6 +266,12 @@ impl Association {
             && !matches!(first_type, ChunkType::INIT | ChunkType::COOKIE_ECHO)
         {
             self.learn_encapsulation_port(remote);
+        }
+        if let Some(found) = found {
+            // By its address pair (RFC 9260 §6.4 paths); an address without a path counts nowhere.
+            let st = &mut self.paths[usize::from(found.0)].stats;
+            st.packets_received += 1;
+            st.bytes_received += packet.len() as u64;
         }
         Some((h.verification_tag, path, ts))
     }
@@ -359,7 +373,7 @@ impl Association {
             }
             Chunk::Sack(_) | Chunk::NrSack(_) => unreachable!("decoded by on_sack_chunk"),
             Chunk::Init(i) => self.on_init(now, i, rx.remote),
-            Chunk::InitAck(a) => self.on_init_ack(now, a),
+            Chunk::InitAck(a) => self.on_init_ack(now, a, path),
             Chunk::CookieEcho(e) => {
                 if !self.on_cookie_echo(now, rx.vtag, &e) {
                     return Flow::Drop;

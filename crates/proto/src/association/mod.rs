@@ -30,7 +30,7 @@ use braid_wire::Chunk;
 use bytes::Bytes;
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::AssociationConfig;
+use crate::config::{AssociationConfig, SpuriousDetection};
 use crate::cookie::Features;
 use crate::event::{CloseReason, Event};
 use crate::path::{Path, PathId, PathInfo};
@@ -63,6 +63,37 @@ pub enum State {
     ShutdownAckSent,
     /// Gone.
     Closed,
+}
+
+/// What an association's handshake agreed (INIT and INIT-ACK, RFC 9260 §5.1), and what
+/// runs because of it: an extension is on only if both sides offered it. Read with
+/// [`Association::negotiated`] once the association is established.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Negotiated {
+    /// Outbound streams: ours asked for, capped by the peer's inbound limit (RFC 9260 §5.1.1).
+    pub outbound_streams: u16,
+    /// Inbound streams: the peer's outbound, capped by our limit.
+    pub inbound_streams: u16,
+    /// PR-SCTP (RFC 3758): both listed Forward-TSN-Supported.
+    pub pr_sctp: bool,
+    /// NR-SACK: both listed chunk 0x10 in Supported Extensions.
+    pub nr_sack: bool,
+    /// I-DATA (RFC 8260): messages of different streams may interleave.
+    pub idata: bool,
+    /// LS-SCTP load sharing: both sent Load-Sharing-Supported (Abd El Al et al. §4.6); it
+    /// replaces CMT when on.
+    pub load_sharing: bool,
+    /// CMT is in force: our own setting (it needs nothing from the peer), off when load
+    /// sharing runs instead.
+    pub cmt: bool,
+    /// The peer echoes TIMESTAMP chunks (Eifel-Supported, Ladha et al. Fig. 6 variant I).
+    pub eifel_timestamp: bool,
+    /// The peer echoes the retransmit bit (Eifel-Supported, Fig. 6 variant II).
+    pub eifel_rbit: bool,
+    /// The spurious-retransmission detection that runs: the configured one, or DupTSN when
+    /// the peer does not echo the configured Eifel signal, or `Off` under load sharing.
+    pub spurious_detection: SpuriousDetection,
 }
 
 impl State {
@@ -178,6 +209,10 @@ pub struct Association {
     init_attempts: u32,
     /// When the one INIT went out (none once it is resent: Karn's rule).
     init_sent: Option<Instant>,
+    /// The paths to every address the application gave `connect`, while the INIT is
+    /// unanswered (RFC 9260 §6.4: the INIT moves to another of them on T1 expiry or an
+    /// ICMP error); empty once an INIT-ACK came, or with one address.
+    init_paths: Vec<PathId>,
     handshake_chunk: Option<Chunk>,
     local_initial_tsn: u32,
     /// Every timer: T1, T2, T5, delayed SACK, and per path T3-rtx and heartbeat.
@@ -293,6 +328,7 @@ impl Association {
             primary: PathId(0),
             init_attempts: 0,
             init_sent: None,
+            init_paths: Vec::new(),
             handshake_chunk: None,
             local_initial_tsn: 0,
             timers: crate::timer::Timers::default(),
@@ -443,6 +479,35 @@ impl Association {
     /// counts both sides agreed on in INIT/INIT-ACK (RFC 9260 §5.1.1).
     pub fn open_streams(&self) -> (u16, u16) {
         (self.tx.stream_count(), self.inbound_streams)
+    }
+
+    /// What the handshake agreed, and what runs because of it (see [`Negotiated`]); all
+    /// zero and `false` (and `spurious_detection` [`SpuriousDetection::Off`]) until the
+    /// handshake is over. `cmt` follows [`Self::set_cmt`].
+    pub fn negotiated(&self) -> Negotiated {
+        if matches!(self.state, State::CookieWait | State::CookieEchoed) {
+            return Negotiated::default();
+        }
+        let (signal, dup) = self.spurious_detection();
+        let spurious_detection = match (signal, dup) {
+            (None, false) => SpuriousDetection::Off,
+            (None, true) => SpuriousDetection::DupTsn,
+            (Some(send::spurious::Signal::Timestamp), false) => SpuriousDetection::EifelTimestamp,
+            (Some(send::spurious::Signal::Timestamp), true) => SpuriousDetection::EifelDupTsn,
+            (Some(send::spurious::Signal::RetransmitBit), _) => SpuriousDetection::EifelRbit,
+        };
+        Negotiated {
+            outbound_streams: self.tx.stream_count(),
+            inbound_streams: self.inbound_streams,
+            pr_sctp: self.features.pr_sctp,
+            nr_sack: self.features.nr_sack,
+            idata: self.features.idata,
+            load_sharing: self.features.ls,
+            cmt: !self.features.ls && self.cfg.cmt.is_some(),
+            eifel_timestamp: self.features.eifel_ts,
+            eifel_rbit: self.features.eifel_rbit,
+            spurious_detection,
+        }
     }
 
     /// Whether both sides listed I-DATA (RFC 8260 §2.2): messages travel in I-DATA chunks

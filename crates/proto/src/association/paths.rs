@@ -116,6 +116,145 @@ impl Association {
         self.announce_path_count();
     }
 
+    /// Paths to the other addresses the application gave `connect` (RFC 9260 §5.4 rule 1:
+    /// confirmed by being given, though during the handshake only the INIT goes there),
+    /// each from a local address of its family. The INIT tries them in turn until one
+    /// answers; [`Self::settle_init_paths`] keeps those the peer stands behind.
+    pub(super) fn add_init_paths(&mut self, now: Instant, alternates: &[SocketAddr]) {
+        let first = self.paths[0].clone();
+        let locals: Vec<SocketAddr> = if self.local_addrs.is_empty() {
+            vec![first.local]
+        } else {
+            self.local_addrs.clone()
+        };
+        // The endpoint checked each (unicast, not our own transport address) as it checks
+        // the first: an address of our own IP is a peer on this host, as on loopback.
+        for r in alternates {
+            if self.paths.iter().any(|p| p.remote.ip() == r.ip()) {
+                continue;
+            }
+            let l = if first.local.is_ipv4() == r.is_ipv4() {
+                Some(first.local)
+            } else {
+                locals.iter().find(|l| l.is_ipv4() == r.is_ipv4()).copied()
+            };
+            let Some(l) = l else { continue };
+            let id = PathId(self.paths.len() as u16);
+            let mut p = Path::new(id, l, *r, &self.cfg, self.cfg.recv_buffer, now);
+            // No HEARTBEAT and no DATA before the handshake: it only carries INITs.
+            p.state = crate::path::PathState::Unconfirmed;
+            p.confirmed = false;
+            self.paths.push(p);
+            self.path_events
+                .push_back(PathEvent::Added { id, remote: *r });
+            if self.init_paths.is_empty() {
+                self.init_paths.push(PathId(0));
+            }
+            self.init_paths.push(id);
+        }
+    }
+
+    /// The INIT's next address after `from`, in the order the application gave them.
+    pub(super) fn next_init_path(&self, from: PathId) -> PathId {
+        let live: Vec<PathId> = self
+            .init_paths
+            .iter()
+            .copied()
+            .filter(|id| !self.paths[usize::from(id.0)].removed)
+            .collect();
+        let at = live.iter().position(|id| *id == from);
+        at.map_or(from, |i| live[(i + 1) % live.len()])
+    }
+
+    /// An ICMP error says nobody speaks SCTP at `path`'s address: forget it and send the
+    /// INIT to the next one now, or give up if it was the last (RFC 9260 Appendix C).
+    pub(super) fn drop_init_path(&mut self, now: Instant, path: PathId) {
+        let others = self
+            .init_paths
+            .iter()
+            .any(|id| *id != path && !self.paths[usize::from(id.0)].removed);
+        if !others {
+            self.close(now, crate::event::CloseReason::Unreachable);
+            return;
+        }
+        let next = self.next_init_path(path);
+        self.tombstone_init_path(now, path);
+        if self.primary == path {
+            self.primary = next;
+            self.send_handshake_chunk(now);
+        }
+    }
+
+    /// The INIT-ACK came in on `from`: the handshake continues there, and of the addresses
+    /// the application gave, those the peer listed (or answered from) become confirmed
+    /// paths (RFC 9260 §5.4 rule 1); the others are dropped, since the INIT-ACK's list is
+    /// where the peer says it is (RFC 9260 §5.1.2) and probing them would only fail.
+    pub(super) fn settle_init_paths(
+        &mut self,
+        now: Instant,
+        from: PathId,
+        listed: &[std::net::IpAddr],
+    ) {
+        let init_paths = std::mem::take(&mut self.init_paths);
+        if init_paths.is_empty() {
+            return;
+        }
+        if init_paths.contains(&from) {
+            self.primary = from;
+        }
+        let answered = self.paths[usize::from(self.primary.0)].remote.ip();
+        for id in init_paths {
+            let p = &self.paths[usize::from(id.0)];
+            if p.removed || id == self.primary {
+                continue;
+            }
+            let remote = p.remote;
+            if listed.contains(&remote.ip()) || remote.ip() == answered {
+                self.confirm_init_path(now, id);
+            } else {
+                self.tombstone_init_path(now, id);
+            }
+        }
+        if !self.paths[usize::from(self.primary.0)].confirmed {
+            // The address that answered is the handshake's: confirmed as path 0 would be.
+            self.confirm_init_path(now, self.primary);
+        }
+        let primary = self.primary;
+        self.last_data_path = primary;
+        self.shutdown_path = primary;
+        for c in self.control.iter_mut() {
+            c.path = primary;
+        }
+        self.announce_path_count();
+    }
+
+    /// A given address the peer stands behind: confirmed and Active (RFC 9260 §5.4 rule 1).
+    fn confirm_init_path(&mut self, now: Instant, id: PathId) {
+        self.paths[usize::from(id.0)].confirmed = true;
+        self.set_path_state(now, id, crate::path::PathState::Active);
+        let remote = self.paths[usize::from(id.0)].remote;
+        self.path_events
+            .push_back(PathEvent::Confirmed { id, remote });
+    }
+
+    /// Makes a handshake-time path a tombstone (nothing was ever in flight on it).
+    fn tombstone_init_path(&mut self, now: Instant, path: PathId) {
+        if self.paths[usize::from(path.0)].removed {
+            return;
+        }
+        self.set_path_state(now, path, crate::path::PathState::Inactive);
+        let p = &mut self.paths[usize::from(path.0)];
+        p.removed = true;
+        p.forbidden = true;
+        p.confirmed = false;
+        let remote = p.remote;
+        self.paths_removed += 1;
+        self.timers.stop_path(path);
+        tracing::debug!(path = path.0, %remote, "handshake address dropped");
+        self.path_events
+            .push_back(PathEvent::Removed { id: path, remote });
+    }
+
     /// Tells every live path's controller how many paths there are now: CMT/RP shares the
     /// initial window among them (cc::coupled); a window that carries data keeps its size.
     fn announce_path_count(&mut self) {

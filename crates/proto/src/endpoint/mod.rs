@@ -24,6 +24,13 @@ mod ootb;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AssocId(pub u32);
 
+/// The bare number, as in the driver's file names (`assoc-{id}.jsonl`) and logs.
+impl std::fmt::Display for AssocId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
 /// Why `connect` failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectError {
@@ -249,21 +256,52 @@ impl Endpoint {
         remote: SocketAddr,
         peer_port: u16,
     ) -> Result<AssocId, ConnectError> {
+        self.connect_multihomed(now, local, &[remote], peer_port)
+    }
+
+    /// Starts an association with a peer known by several addresses (`remotes`, IP and UDP
+    /// port each; its SCTP port `peer_port`), multi-homed from the start: the INIT goes
+    /// from `local` to `remotes[0]`, and on a T1 timeout or an ICMP error to the next
+    /// address in turn (each from a local address of its family), so one unreachable
+    /// address does not fail the association. Once the peer answers, the addresses it lists
+    /// in its INIT-ACK, or answered from, are confirmed paths (RFC 9260 §5.4 rule 1); the
+    /// others are dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`ConnectError::InvalidPort`], [`ConnectError::InvalidAddress`] or
+    /// [`ConnectError::OwnAddress`] naming the first bad address (an empty `remotes` is
+    /// `InvalidAddress(0.0.0.0:0)`), [`ConnectError::AlreadyConnected`] and
+    /// [`ConnectError::TooManyAssociations`].
+    pub fn connect_multihomed(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remotes: &[SocketAddr],
+        peer_port: u16,
+    ) -> Result<AssocId, ConnectError> {
         if peer_port == 0 {
             return Err(ConnectError::InvalidPort);
         }
-        let unicast = match remote.ip() {
-            IpAddr::V4(v4) => !(v4.is_unspecified() || v4.is_multicast() || v4.is_broadcast()),
-            IpAddr::V6(v6) => !(v6.is_unspecified() || v6.is_multicast()),
+        let Some(&remote) = remotes.first() else {
+            return Err(ConnectError::InvalidAddress(SocketAddr::from((
+                [0u8; 4], 0,
+            ))));
         };
-        if !unicast || remote.port() == 0 {
-            return Err(ConnectError::InvalidAddress(remote));
-        }
-        if remote == local || self.local_addrs.contains(&remote) {
-            return Err(ConnectError::OwnAddress(remote));
-        }
-        if self.live_owner(remote.ip(), peer_port).is_some() {
-            return Err(ConnectError::AlreadyConnected(remote));
+        for &r in remotes {
+            let unicast = match r.ip() {
+                IpAddr::V4(v4) => !(v4.is_unspecified() || v4.is_multicast() || v4.is_broadcast()),
+                IpAddr::V6(v6) => !(v6.is_unspecified() || v6.is_multicast()),
+            };
+            if !unicast || r.port() == 0 {
+                return Err(ConnectError::InvalidAddress(r));
+            }
+            if r == local || self.local_addrs.contains(&r) {
+                return Err(ConnectError::OwnAddress(r));
+            }
+            if self.live_owner(r.ip(), peer_port).is_some() {
+                return Err(ConnectError::AlreadyConnected(r));
+            }
         }
         if self.assocs.len() >= self.cfg.max_associations {
             self.prune();
@@ -279,11 +317,18 @@ impl Endpoint {
             now,
             local,
             remote,
+            &remotes[1..],
             self.local_addrs.clone(),
             self.cfg.port,
             peer_port,
         );
-        let id = self.insert(a, &[remote.ip()], peer_port);
+        let mut ips: Vec<IpAddr> = Vec::new();
+        for r in remotes {
+            if !ips.contains(&r.ip()) {
+                ips.push(r.ip());
+            }
+        }
+        let id = self.insert(a, &ips, peer_port);
         Ok(id)
     }
 
@@ -760,6 +805,122 @@ impl Endpoint {
 #[cfg(test)]
 mod budget_tests {
     use super::*;
+
+    /// Runs a client and a listening server until the client's association is established
+    /// or `limit` passes; datagrams to `silent` vanish, and with `icmp` each one to it is
+    /// answered by a port unreachable quoting it. Returns the INITs sent to `silent`, the
+    /// association and the time it took.
+    fn handshake_with_a_dead_address(
+        silent: SocketAddr,
+        icmp: bool,
+    ) -> (usize, Endpoint, AssocId, std::time::Duration) {
+        let (c_addr, s_addr): (SocketAddr, SocketAddr) = (
+            "10.0.0.1:9899".parse().unwrap(),
+            "10.0.0.3:9899".parse().unwrap(),
+        );
+        let mut cli = Endpoint::new(EndpointConfig::default(), 1);
+        cli.set_local_addresses(vec![c_addr]);
+        let mut srv = Endpoint::new(
+            EndpointConfig {
+                listen: true,
+                ..EndpointConfig::default()
+            },
+            2,
+        );
+        srv.set_local_addresses(vec![s_addr]);
+        let mut now = Instant::ZERO;
+        let id = cli
+            .connect_multihomed(now, c_addr, &[silent, s_addr], 5001)
+            .unwrap();
+        let (mut to_silent, mut buf) = (0, Vec::new());
+        for _ in 0..10_000 {
+            let mut moved = false;
+            buf.clear();
+            while let Some(t) = cli.poll_transmit(now, &mut buf) {
+                let pkt = Bytes::copy_from_slice(&buf[buf.len() - t.size..]);
+                moved = true;
+                if t.remote == silent {
+                    to_silent += 1;
+                    if icmp {
+                        cli.handle_icmp(
+                            now,
+                            t.local,
+                            t.remote,
+                            &pkt,
+                            crate::IcmpError::PortUnreachable,
+                        );
+                    }
+                } else {
+                    srv.handle_datagram(now, t.remote, t.local, pkt);
+                }
+                buf.clear();
+            }
+            while let Some(t) = srv.poll_transmit(now, &mut buf) {
+                let pkt = Bytes::copy_from_slice(&buf[buf.len() - t.size..]);
+                moved = true;
+                cli.handle_datagram(now, t.remote, t.local, pkt);
+                buf.clear();
+            }
+            while let Some((_, ev)) = cli.poll_event() {
+                if matches!(ev, Event::Connected) {
+                    return (
+                        to_silent,
+                        cli,
+                        id,
+                        now.saturating_duration_since(Instant::ZERO),
+                    );
+                }
+            }
+            if !moved {
+                let next = [cli.poll_timeout(), srv.poll_timeout()]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .expect("a timer while the handshake waits");
+                now = next;
+                cli.handle_timeout(now);
+                srv.handle_timeout(now);
+            }
+        }
+        panic!("no handshake");
+    }
+
+    /// A connect with two addresses, the first dead: T1 moves the INIT to the second
+    /// (RFC 9260 §6.4), and the dead address is dropped once the peer answers.
+    #[test]
+    fn the_init_moves_to_the_next_address_on_t1() {
+        let silent: SocketAddr = "10.0.0.2:9899".parse().unwrap();
+        let (inits, cli, id, took) = handshake_with_a_dead_address(silent, false);
+        assert_eq!(inits, 1, "one INIT to the dead address, then the next");
+        let rto_initial = AssociationConfig::default().rto_initial;
+        assert!(took >= rto_initial, "{took:?}");
+        let a = cli.association(id).unwrap();
+        let paths = a.paths();
+        assert_eq!(paths.len(), 1, "{paths:?}");
+        assert_eq!(paths[0].remote, "10.0.0.3:9899".parse().unwrap());
+        assert!(paths[0].primary && paths[0].confirmed);
+    }
+
+    /// The same with an ICMP port unreachable for the dead address: the INIT moves on at
+    /// once, without waiting for T1.
+    #[test]
+    fn an_icmp_error_moves_the_init_on_at_once() {
+        let silent: SocketAddr = "10.0.0.2:9899".parse().unwrap();
+        let (inits, cli, id, took) = handshake_with_a_dead_address(silent, true);
+        assert_eq!(inits, 1);
+        assert!(took < AssociationConfig::default().rto_initial, "{took:?}");
+        let paths = cli.association(id).unwrap().paths();
+        assert_eq!(paths.len(), 1, "{paths:?}");
+    }
+
+    /// Ids print as their bare numbers, honouring width and alignment.
+    #[test]
+    fn ids_display_as_numbers() {
+        assert_eq!(AssocId(7).to_string(), "7");
+        assert_eq!(crate::PathId(3).to_string(), "3");
+        assert_eq!(format!("[{:>3}]", crate::PathId(2)), "[  2]");
+        assert_eq!(format!("assoc-{}.jsonl", AssocId(12)), "assoc-12.jsonl");
+    }
 
     /// Destinations nothing can answer from, and the endpoint's own address, fail at once
     /// instead of waiting out the handshake.

@@ -21,6 +21,13 @@ pub(crate) use rto::RttEstimator;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct PathId(pub u16);
 
+/// The bare slot number, as traces and `braid perf` show it.
+impl std::fmt::Display for PathId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
 /// Reachability of a path (RFC 9260 §5.4, §8.2; RFC 7829).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathState {
@@ -71,6 +78,11 @@ pub struct PathStats {
     pub packets_sent: u64,
     /// Bytes of SCTP packets sent.
     pub bytes_sent: u64,
+    /// SCTP packets received on this path (its local and remote address pair) that passed
+    /// the verification-tag check (RFC 9260 §8.5), whatever they carried.
+    pub packets_received: u64,
+    /// Bytes of those packets (SCTP header and chunks, as `bytes_sent`).
+    pub bytes_received: u64,
     /// DATA chunks sent for the first time.
     pub data_chunks_sent: u64,
     /// DATA chunks retransmitted (fast and timeout).

@@ -210,7 +210,7 @@ pub(crate) fn listen(
     let ep = Arc::new(ep);
     let cfg = cfg.clone();
     let task = tokio::spawn(async move {
-        while let Some(assoc) = ep.accept().await {
+        while let Ok(assoc) = ep.accept().await {
             // The peer's primary address, for the Connection's remote endpoint.
             let remote = assoc.paths().first().map(|p| p.remote);
             let Some(remote) = remote else { continue };
