@@ -17,7 +17,7 @@ mod testbed;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// braid: a user-space multipath, multi-streaming SCTP-over-UDP transport.
 #[derive(Parser)]
@@ -79,6 +79,37 @@ enum Command {
         #[command(subcommand)]
         command: testbed::TestbedCommand,
     },
+    /// Shell completions on stdout, e.g. `braid completions bash >
+    /// ~/.local/share/bash-completion/completions/braid`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// The man page (roff) on stdout (`braid man > braid.1 && man ./braid.1`), or with
+    /// --dir one page per command and subcommand (braid.1, braid-perf.1, ...) into DIR.
+    Man {
+        /// Write every page into this directory instead.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `braid completions SHELL`.
+fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    clap_complete::generate(shell, &mut Cli::command(), "braid", out);
+}
+
+/// `braid man`: the top page on `out`, or every page into `dir`.
+fn man(dir: Option<&std::path::Path>, out: &mut dyn std::io::Write) -> Result<(), String> {
+    match dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+            clap_mangen::generate_to(Cli::command(), d).map_err(|e| format!("{}: {e}", d.display()))
+        }
+        None => clap_mangen::Man::new(Cli::command())
+            .render(out)
+            .map_err(|e| format!("man page: {e}")),
+    }
 }
 
 /// Installs the `tracing` subscriber that prints the core's and drivers' events on stderr.
@@ -144,6 +175,11 @@ fn main() -> ExitCode {
         Command::Nc(args) => nc::run(args),
         Command::Reproduce { command } => reproduce::run(command),
         Command::Testbed { command } => testbed::run(command),
+        Command::Completions { shell } => {
+            completions(shell, &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man { dir } => man(dir.as_deref(), &mut std::io::stdout()).map_err(Into::into),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -156,7 +192,24 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::iperf_form;
+    use super::{completions, iperf_form, man};
+
+    #[test]
+    fn completions_and_man_pages_come_from_the_clap_definitions() {
+        let mut b = Vec::new();
+        completions(clap_complete::Shell::Bash, &mut b);
+        let b = String::from_utf8(b).unwrap();
+        assert!(b.contains("braid__subcmd__perf__subcmd__client") && b.contains("--one-way-delay"));
+        let mut m = Vec::new();
+        man(None, &mut m).unwrap();
+        let m = String::from_utf8(m).unwrap();
+        assert!(m.starts_with(".ie") || m.contains(".TH braid"), "{m}");
+        let dir = std::env::temp_dir().join(format!("braid-man-{}", std::process::id()));
+        man(Some(&dir), &mut Vec::new()).unwrap();
+        let perf = std::fs::read_to_string(dir.join("braid-perf-client.1")).unwrap();
+        assert!(perf.contains("reverse"), "{perf}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     fn form(s: &str) -> String {
         let v = iperf_form(s.split(' ').map(Into::into).collect());
