@@ -23,7 +23,7 @@ use clap::Subcommand;
 type Error = Box<dyn std::error::Error>;
 
 /// The built-in benchmark scenario (also `scenarios/bench.toml`).
-const BENCH: &str = include_str!("../../../scenarios/bench.toml");
+const BENCH: &str = include_str!("../scenarios/bench.toml");
 
 #[derive(Subcommand)]
 pub(crate) enum SimCommand {

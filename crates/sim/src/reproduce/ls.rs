@@ -33,31 +33,31 @@ pub const LS_SCTP: [LsFigure; 5] = [
     LsFigure {
         id: "fig12",
         file: "scenarios/papers/ls-fig12.toml",
-        text: include_str!("../../../../scenarios/papers/ls-fig12.toml"),
+        text: include_str!("../../scenarios/papers/ls-fig12.toml"),
         quick_seeds: 1,
     },
     LsFigure {
         id: "fig13",
         file: "scenarios/papers/ls-fig13.toml",
-        text: include_str!("../../../../scenarios/papers/ls-fig13.toml"),
+        text: include_str!("../../scenarios/papers/ls-fig13.toml"),
         quick_seeds: 3,
     },
     LsFigure {
         id: "fig14",
         file: "scenarios/papers/ls-fig14.toml",
-        text: include_str!("../../../../scenarios/papers/ls-fig14.toml"),
+        text: include_str!("../../scenarios/papers/ls-fig14.toml"),
         quick_seeds: 2,
     },
     LsFigure {
         id: "fig15",
         file: "scenarios/papers/ls-fig15.toml",
-        text: include_str!("../../../../scenarios/papers/ls-fig15.toml"),
+        text: include_str!("../../scenarios/papers/ls-fig15.toml"),
         quick_seeds: 2,
     },
     LsFigure {
         id: "fig19",
         file: "scenarios/papers/ls-fig19.toml",
-        text: include_str!("../../../../scenarios/papers/ls-fig19.toml"),
+        text: include_str!("../../scenarios/papers/ls-fig19.toml"),
         quick_seeds: 2,
     },
 ];

@@ -70,7 +70,7 @@ pub const CMT_SCHEDULING: [FigureFile; 5] = [
     FigureFile {
         id: "fig4",
         file: "scenarios/papers/cmt-fig4.toml",
-        text: include_str!("../../../../scenarios/papers/cmt-fig4.toml"),
+        text: include_str!("../../scenarios/papers/cmt-fig4.toml"),
         // 64 KiB: the 10/10 ms point; 160–320 KiB: where Fixed and RR reach full rate at
         // δB = 75 ms (the smallest σ at full rate is a number of the report).
         quick_buffers: &[
@@ -80,7 +80,7 @@ pub const CMT_SCHEDULING: [FigureFile; 5] = [
     FigureFile {
         id: "fig6",
         file: "scenarios/papers/cmt-fig6.toml",
-        text: include_str!("../../../../scenarios/papers/cmt-fig6.toml"),
+        text: include_str!("../../scenarios/papers/cmt-fig6.toml"),
         // 128 and 192 KiB: the σ of Equation (1) for ρB = 25 and 50 Mbit/s
         // (cmt::fig6_sigma_kib); 320 KiB–1 MiB: where braid's RR gets there.
         quick_buffers: &["128KiB", "192KiB", "320KiB", "640KiB", "1MiB"],
@@ -88,20 +88,20 @@ pub const CMT_SCHEDULING: [FigureFile; 5] = [
     FigureFile {
         id: "fig7",
         file: "scenarios/papers/cmt-fig7.toml",
-        text: include_str!("../../../../scenarios/papers/cmt-fig7.toml"),
+        text: include_str!("../../scenarios/papers/cmt-fig7.toml"),
         // The two σ the paper quotes numbers at (§6.3).
         quick_buffers: &["128KiB", "256KiB"],
     },
     FigureFile {
         id: "fig4-assumptions",
         file: "scenarios/papers/cmt-fig4-assumptions.toml",
-        text: include_str!("../../../../scenarios/papers/cmt-fig4-assumptions.toml"),
+        text: include_str!("../../scenarios/papers/cmt-fig4-assumptions.toml"),
         quick_buffers: &["160KiB", "192KiB", "224KiB", "256KiB", "288KiB", "320KiB"],
     },
     FigureFile {
         id: "fig7-assumptions",
         file: "scenarios/papers/cmt-fig7-assumptions.toml",
-        text: include_str!("../../../../scenarios/papers/cmt-fig7-assumptions.toml"),
+        text: include_str!("../../scenarios/papers/cmt-fig7-assumptions.toml"),
         quick_buffers: &["128KiB", "256KiB"],
     },
 ];
