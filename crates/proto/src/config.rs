@@ -272,6 +272,9 @@ pub struct AssociationConfig {
     pub max_dup_tsns: usize,
     /// Gap ack blocks reported in one SACK at most; fewer when the path MTU holds fewer.
     pub max_gap_blocks: usize,
+    /// Miss indications that make a chunk lost (RFC 9260 §7.2.4: 3; the LS-SCTP paper and
+    /// ns-2's SCTP before 2009 used 4).
+    pub dupthresh: u8,
     /// Concurrent Multipath Transfer: new data on every active path with cwnd room
     /// (Iyengar et al.); `None`: new data on the primary path only (RFC 9260).
     pub cmt: Option<CmtConfig>,
@@ -380,6 +383,7 @@ impl Default for AssociationConfig {
             stream_buffer_low: 0,
             max_dup_tsns: 16,
             max_gap_blocks: 1024,
+            dupthresh: 3,
             cmt: None,
             cc: CongestionControl::default(),
             rtx_policy: RtxPolicy::default(),

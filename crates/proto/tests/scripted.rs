@@ -489,6 +489,47 @@ fn three_miss_indications_trigger_fast_retransmit_and_halve_cwnd() {
     assert_eq!(after.stats.timeouts, 0);
 }
 
+/// `dupthresh = 4` (the LS-SCTP paper's and 2004-era ns-2's threshold): three miss
+/// indications are not enough, the fourth retransmits at once.
+#[test]
+fn a_dupthresh_of_four_waits_for_the_fourth_miss_indication() {
+    let cfg = AssociationConfig {
+        dupthresh: 4,
+        ..dupthresh()
+    };
+    let mut s = Script::server_with(cfg, 8);
+    s.establish_passive();
+    let mtu = s.assoc().paths()[0].mtu;
+    let full = mtu - 12 - 16;
+    for i in 0..80u32 {
+        s.app_send(0, &vec![i as u8; full]);
+    }
+    let mut outstanding: VecDeque<u32> = drain_tsns(&mut s).into();
+    while s.assoc().paths()[0].cwnd <= 9 * mtu {
+        s.advance(ms(10));
+        let cum = outstanding.pop_front().unwrap();
+        s.send_chunks(vec![sack(cum, BIG_WINDOW, &[])]);
+        outstanding.extend(drain_tsns(&mut s));
+    }
+    assert!(outstanding.len() >= 6, "{outstanding:?}");
+    let lost = outstanding[0];
+    let cum = lost.wrapping_sub(1);
+    for (n, end) in [(1, 2u16), (2, 3), (3, 4)] {
+        s.advance(ms(10));
+        s.send_chunks(vec![sack(cum, BIG_WINDOW, &[(2, end)])]);
+        let sent = drain_tsns(&mut s);
+        assert!(
+            !sent.contains(&lost),
+            "retransmitted after {n} miss indication(s)"
+        );
+    }
+    s.advance(ms(10));
+    s.send_chunks(vec![sack(cum, BIG_WINDOW, &[(2, 5)])]);
+    let o = s.expect();
+    assert_eq!(o.tsns().first(), Some(&lost), "{}", o.describe());
+    assert_eq!(s.assoc().paths()[0].stats.fast_retransmissions, 1);
+}
+
 /// RFC 9260 §6.2.1 D iv: a TSN a gap block acknowledged and a later SACK does not (the peer
 /// reneged, or cut its SACK to fit a packet) is possibly missing: one miss indication and
 /// T3-rtx, not a retransmission at once (braid retransmitted it at once before).

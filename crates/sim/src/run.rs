@@ -556,6 +556,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         plpmtud: a.plpmtud.unwrap_or(d.plpmtud),
         pacing: a.pacing.unwrap_or(d.pacing),
         max_gap_blocks: a.max_gap_blocks.unwrap_or(d.max_gap_blocks),
+        dupthresh: a.dupthresh.unwrap_or(d.dupthresh),
         loss_detection: a.loss_detection.unwrap_or(d.loss_detection),
         pmtu_raise_interval: a.pmtu_raise_interval.map_or(d.pmtu_raise_interval, |t| t.0),
         pmtu_max_probes: a.pmtu_max_probes.unwrap_or(d.pmtu_max_probes),

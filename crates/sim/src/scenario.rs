@@ -490,6 +490,9 @@ pub struct AssociationSpec {
     /// Gap ack blocks one SACK reports at most (default 1024; fewer when the smallest path
     /// MTU holds fewer).
     pub max_gap_blocks: Option<usize>,
+    /// Miss indications that make a chunk lost (default 3, RFC 9260 §7.2.4; 4 in the
+    /// LS-SCTP paper and in ns-2's SCTP before 2009).
+    pub dupthresh: Option<u8>,
     /// When a chunk counts as lost: `auto` (default: `rack` on one path, `dupthresh` under
     /// CMT), `dupthresh` (three miss indications, RFC 9260) or `rack` (RACK-TLP, RFC 8985:
     /// time-based, with tail loss probes).

@@ -133,6 +133,8 @@ impl AssociationConfig {
             return Err(ConfigError::SackDelay(self.sack_delay));
         }
         nonzero(self.sack_freq == 0, "sack_freq")?;
+        // RFC 9260 §7.2.4: a threshold of 0 would call every chunk lost at once.
+        nonzero(self.dupthresh == 0, "dupthresh")?;
         // RFC 9260 §3.3.2: 0 outbound or inbound streams MUST NOT be used.
         nonzero(self.outbound_streams == 0, "outbound_streams")?;
         nonzero(self.max_inbound_streams == 0, "max_inbound_streams")?;

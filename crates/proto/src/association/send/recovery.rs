@@ -79,7 +79,7 @@ impl Association {
                 lost_on: from,
                 resent_on: to,
                 // Three misses if it had them (RACK may have found it too), else RACK's time.
-                rule: if tx.outstanding[i].misses >= super::loss::MISS_THRESHOLD {
+                rule: if tx.outstanding[i].misses >= self.cfg.dupthresh {
                     crate::LossRule::ThreeMisses
                 } else {
                     crate::LossRule::RackTime

@@ -157,6 +157,7 @@ impl Association {
                 cum_advanced: ack.cum_advanced,
                 sfr: m.is_some_and(|c| c.sfr),
                 dac: m.is_some_and(|c| c.dac).then_some(self.dac_count),
+                threshold: self.cfg.dupthresh,
                 candidates: &mut ack.candidates,
                 order: ordered.then_some(&mut self.rack.order),
             };

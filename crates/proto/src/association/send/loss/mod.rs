@@ -76,9 +76,6 @@ impl RttBounds {
     }
 }
 
-/// Miss indications that make a chunk lost (RFC 9260 §7.2.4).
-pub(crate) const MISS_THRESHOLD: u8 = 3;
-
 /// What the loss rules need to know of one SACK's gap blocks.
 #[derive(Debug, Default)]
 pub(crate) struct SackDigest {
@@ -144,6 +141,8 @@ pub(crate) struct MissCount<'a> {
     pub(crate) sfr: bool,
     /// Delayed Ack for CMT, with the packets the SACK's flags say it covers.
     pub(crate) dac: Option<u8>,
+    /// Miss indications that make a chunk lost (`AssociationConfig::dupthresh`).
+    pub(crate) threshold: u8,
     /// Scratch for the candidates.
     pub(crate) candidates: &'a mut Vec<usize>,
     /// RACK's send order, when it holds every chunk in flight: the candidates come from it
@@ -226,7 +225,7 @@ impl LossDetector for MissCount<'_> {
             // Once per chunk (RFC 9260 §7.2.4), or again when its retransmission is lost by
             // the same send-order evidence (as RACK finds lost retransmissions, RFC 8985 §6.2)
             // instead of T3 after an RTO of the whole association's stall.
-            if s.misses >= MISS_THRESHOLD && (!s.fast_retransmitted || resent) {
+            if s.misses >= self.threshold && (!s.fast_retransmitted || resent) {
                 lost.push((i, s.path));
             }
         }
