@@ -307,6 +307,10 @@ pub struct AssociationConfig {
     pub load_sharing: bool,
     /// How new data is divided among the paths (CMT and LS-SCTP).
     pub path_assignment: PathAssignment,
+    /// Under cwnd/RTT path assignment, a path holds at most its bandwidth estimate's share
+    /// of the peer's window (default on). braid's reading of LS-SCTP §4.3, which says no
+    /// such rule: off, a path may hold as much of the window as its cwnd allows.
+    pub ls_window_share: bool,
     /// What T3-rtx expiry does to the path under CMT and LS-SCTP.
     pub timeout_handling: TimeoutHandling,
     /// At most this many paths carry new data at once (Abd El Al et al. §1: a battery-powered host
@@ -397,6 +401,7 @@ impl Default for AssociationConfig {
             hb_max_burst: 1,
             load_sharing: false,
             path_assignment: PathAssignment::RoundRobin,
+            ls_window_share: true,
             timeout_handling: TimeoutHandling::Sctp,
             max_data_paths: None,
             path_loss_threshold: None,

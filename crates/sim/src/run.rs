@@ -594,6 +594,7 @@ pub fn association_config(s: &Scenario) -> AssociationConfig {
         } else {
             d.path_assignment
         }),
+        ls_window_share: a.ls_window_share.unwrap_or(d.ls_window_share),
         timeout_handling: a.timeout_handling.unwrap_or(if mode == LoadSharing::Ls {
             TimeoutHandling::Ls
         } else {

@@ -468,6 +468,9 @@ pub struct AssociationSpec {
     /// (LS-SCTP, Abd El Al et al. §4.3). Unset: `cwnd-rtt` with `load_sharing = "ls"`, else
     /// `round-robin`.
     pub path_assignment: Option<PathAssignment>,
+    /// Under `cwnd-rtt`, each path holds at most its bandwidth share of the peer's window
+    /// (default true; braid's own rule, not the paper's).
+    pub ls_window_share: Option<bool>,
     /// What a timeout does to a path under CMT or LS-SCTP: `sctp` (retransmit elsewhere,
     /// probe with new data) or `ls` (probe with a copy of a retransmitted chunk; without
     /// LS-SCTP, with heartbeats in the potentially-failed state). Unset: `ls` with

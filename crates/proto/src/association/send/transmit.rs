@@ -282,7 +282,7 @@ impl Association {
     /// bandwidth estimate's share of the peer's window, so that a path whose window grew
     /// while another failed does not keep the receive buffer from it once it is back.
     fn window_share_allows(&self, path: PathId) -> bool {
-        if !self.shares_window() || self.live_path_count() == 1 {
+        if !self.cfg.ls_window_share || !self.shares_window() || self.live_path_count() == 1 {
             return true;
         }
         let (mut total, mut open) = (0.0, 0usize);
