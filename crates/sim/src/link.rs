@@ -136,6 +136,20 @@ pub struct SpikeConfig {
     pub length: (Duration, Duration),
 }
 
+/// What a delay spike does with the packets it holds. The spurious-retransmission paper
+/// (Ladha et al. §6) says only that the link's delay spikes; both readings are measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpikeRelease {
+    /// Every held packet arrives when the spike ends, at one instant (a delay that grows
+    /// and then collapses).
+    #[default]
+    AtOnce,
+    /// The link stalls and then drains: held packets arrive from the spike's end on, one
+    /// serialization time apart, and later packets queue behind them.
+    AtRate,
+}
+
 /// Everything that describes a link.
 #[derive(Debug, Clone)]
 pub struct LinkConfig {
@@ -159,6 +173,8 @@ pub struct LinkConfig {
     /// Delay spikes at fixed times `[from, to)`: a packet that would arrive within one
     /// arrives at its end (with random `spikes`, whichever holds it longer).
     pub spikes_at: Vec<(Instant, Instant)>,
+    /// What a spike does with the packets it held.
+    pub spike_release: SpikeRelease,
     /// Reordering at fixed times, in time order: the first packet to arrive at or after each
     /// time (while none is held) is held until this many later packets have passed it.
     pub reorder_at: Vec<(Instant, usize)>,
@@ -183,6 +199,7 @@ impl LinkConfig {
             hiccup: None,
             spikes: None,
             spikes_at: Vec::new(),
+            spike_release: SpikeRelease::AtOnce,
             reorder_at: Vec::new(),
             failures: Vec::new(),
             rate_changes: Vec::new(),
@@ -293,6 +310,8 @@ pub struct Link<P> {
     spikes: VecDeque<(Instant, Instant, bool)>,
     /// Which of the fixed spikes held a packet already.
     spikes_at_hit: Vec<bool>,
+    /// The latest arrival time given a packet (for [`SpikeRelease::AtRate`]).
+    last_arrival: Instant,
     /// The next of `cfg.reorder_at` to come.
     next_reorder: usize,
     rate: f64,
@@ -336,6 +355,7 @@ impl<P: Packet> Link<P> {
             pipe: VecDeque::new(),
             held: None,
             spikes,
+            last_arrival: Instant::ZERO,
             next_reorder: 0,
             next_rate_change: 0,
             stats: LinkStats::default(),
@@ -448,7 +468,13 @@ impl<P: Packet> Link<P> {
                 self.stats.drops_loss += 1;
                 dropped.push((p, DropReason::Loss));
             } else {
-                let at = self.through_spikes(now + self.cfg.delay, p.is_background());
+                let mut at = self.through_spikes(now + self.cfg.delay, p.is_background());
+                if self.cfg.spike_release == SpikeRelease::AtRate {
+                    // Draining at the link's rate: one serialization time after the previous.
+                    let t = serialization_time(p.wire_size(), self.rate_at(now));
+                    at = at.max(self.last_arrival + t);
+                    self.last_arrival = at;
+                }
                 self.pipe.push_back((at, p));
                 arrival = Some(at);
             }

@@ -269,6 +269,7 @@ pub fn forward_config(p: &PathSpec) -> LinkConfig {
         .iter()
         .map(|[a, b]| (instant(a.0), instant(b.0)))
         .collect();
+    c.spike_release = p.spike_release.unwrap_or_default();
     c.failures = failures(p);
     c.mtu_changes = mtu_changes(p);
     let mut changes: Vec<(Instant, f64)> = p

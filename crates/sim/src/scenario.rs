@@ -195,6 +195,10 @@ pub struct PathSpec {
     /// 2(b), 3, 4, 8–10 show one spike each).
     #[serde(default)]
     pub spike_at: Vec<[Dur; 2]>,
+    /// What a delay spike does with the packets it held: `at-once` (default: all arrive
+    /// when it ends) or `at-rate` (the link stalls, then drains at its rate).
+    #[serde(default)]
+    pub spike_release: Option<crate::link::SpikeRelease>,
     /// Failure windows: the path (both directions) is down from `from` to `to`.
     #[serde(default)]
     pub failures: Vec<FailureSpec>,

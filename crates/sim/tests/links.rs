@@ -10,7 +10,7 @@ use braid_proto::Instant;
 use braid_sim::engine::EventQueue;
 use braid_sim::link::{
     BackgroundShape, BackgroundSource, DropReason, GilbertElliott, HiccupConfig, Link, LinkConfig,
-    LossModel, Offer, Packet, SpikeConfig, serialization_time,
+    LossModel, Offer, Packet, SpikeConfig, SpikeRelease, serialization_time,
 };
 
 #[derive(Debug)]
@@ -437,4 +437,46 @@ fn same_seed_same_draws_other_stream_other_draws() {
     assert_eq!(run(1, 1), run(1, 1));
     assert_ne!(run(1, 1), run(1, 2));
     assert_ne!(run(1, 1), run(2, 1));
+}
+
+/// `spike_release = "at-rate"`: the link stalls for the spike, then drains what it held at
+/// its rate (one serialization time apart), and packets after it queue behind.
+#[test]
+fn a_spike_that_drains_at_the_link_rate_spaces_what_it_held() {
+    // One 1250-byte packet per ms at 20 Mbit/s (0.5 ms each), 10 ms propagation.
+    let natural = |id: u32| f64::from(id) + 0.5 + 10.0;
+    let mut cfg = plain(20e6, 10.0, 100);
+    cfg.spikes_at = vec![(ms(50.0), ms(80.0))];
+    cfg.spike_release = SpikeRelease::AtRate;
+    let mut l = Link::new(cfg.clone(), 1, 1);
+    let o = drive(&mut l, stream(200, 1250, 1.0));
+    // The 30 packets held (natural arrivals 50.5..79.5) leave from 80 ms on, 0.5 ms apart;
+    // the packets after them wait while the drain lasts (until 80 + 30 x 0.5 = 95 ms).
+    let mut last = 0.0f64;
+    for &(id, at) in &o.delivered {
+        let t = natural(id);
+        let want = if t < 50.0 {
+            t
+        } else {
+            t.max(last + 0.5).max(if t < 80.0 { 80.0 } else { 0.0 })
+        };
+        assert_eq!(at, ms(want), "packet {id}");
+        last = want;
+    }
+    let held: Vec<_> = (o.delivered.iter())
+        .filter(|(id, _)| (50.0..80.0).contains(&natural(*id)))
+        .map(|(_, at)| *at)
+        .collect();
+    assert_eq!(held.len(), 30);
+    assert_eq!(held[0], ms(80.0));
+    assert_eq!(held[29], ms(80.0 + 29.0 * 0.5));
+    assert!(o.ids().windows(2).all(|w| w[0] < w[1]));
+    // The default releases them all at once.
+    cfg.spike_release = SpikeRelease::AtOnce;
+    let mut l = Link::new(cfg, 1, 1);
+    let o = drive(&mut l, stream(200, 1250, 1.0));
+    let at_once = (o.delivered.iter())
+        .filter(|(id, _)| (50.0..80.0).contains(&natural(*id)))
+        .all(|(_, at)| *at == ms(80.0));
+    assert!(at_once);
 }
