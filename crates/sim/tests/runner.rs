@@ -188,6 +188,113 @@ fn unquoted_dotted_sweep_keys_work_too() {
     assert_eq!(e.points[1].scenario.paths[0].rate.0, 2e6);
 }
 
+#[test]
+fn variants_are_one_dimension_of_named_overrides() {
+    // Three runs, not a product of load sharing × path assignment with an unwanted cell.
+    let text = format!(
+        "{TWO_PATHS}\n[sweep]\n\"path.B.loss\" = [0.0, 0.01]\n\n\
+         [[sweep.variant]]\nname = \"CMT-RR\"\n\"association.load_sharing\" = \"cmt\"\n\n\
+         [[sweep.variant]]\nname = \"CMT-fixed\"\n\"association.load_sharing\" = \"cmt\"\n\
+         association.stream_scheduler = \"fixed\"\n\n\
+         [[sweep.variant]]\nname = \"LS-SCTP\"\n\"association.load_sharing\" = \"ls\"\n"
+    );
+    let e = load_str(&text);
+    assert_eq!(e.sweep, ["path.B.loss", "variant"]);
+    let got: Vec<String> = e.points.iter().map(|p| p.params.describe()).collect();
+    assert_eq!(
+        got,
+        [
+            "path.B.loss=0.0, variant=CMT-RR",
+            "path.B.loss=0.0, variant=CMT-fixed",
+            "path.B.loss=0.0, variant=LS-SCTP",
+            "path.B.loss=0.01, variant=CMT-RR",
+            "path.B.loss=0.01, variant=CMT-fixed",
+            "path.B.loss=0.01, variant=LS-SCTP",
+        ]
+    );
+    use braid_proto::SchedulerKind;
+    use braid_sim::scenario::LoadSharing;
+    let a = |i: usize| &e.points[i].scenario.association;
+    assert_eq!(a(0).load_sharing, Some(LoadSharing::Cmt));
+    assert_eq!(a(0).stream_scheduler, None);
+    assert_eq!(a(1).stream_scheduler, Some(SchedulerKind::Fixed));
+    assert_eq!(a(2).load_sharing, Some(LoadSharing::Ls));
+    assert_eq!(
+        a(2).stream_scheduler,
+        None,
+        "variants do not leak into each other"
+    );
+    // The variant is a column of the outputs like any swept key.
+    let outcome = runner::run_all(&e, &RunnerOptions::default(), &fake, &no_progress).unwrap();
+    let csv = runner::runs_csv(&e, &outcome);
+    assert!(csv.starts_with("point,path.B.loss,variant,seed,"), "{csv}");
+    assert!(csv.contains("\n1,0.0,CMT-fixed,0,"), "{csv}");
+    let summary = runner::summarize(&e, &outcome, 1);
+    assert!(runner::summary_csv(&summary).starts_with("point,path.B.loss,variant,metric,"));
+}
+
+#[test]
+fn zip_walks_keys_together() {
+    let text = format!(
+        "{TWO_PATHS}\n[sweep]\n\"association.rto_min\" = [\"100ms\", \"200ms\"]\n\n\
+         [[sweep.zip]]\n\"path.A.delay\" = [\"5ms\", \"50ms\", \"200ms\"]\n\
+         \"path.A.rate\" = [\"100Mbit/s\", \"10Mbit/s\", \"1Mbit/s\"]\n"
+    );
+    let e = load_str(&text);
+    assert_eq!(
+        e.sweep,
+        ["association.rto_min", "path.A.delay", "path.A.rate"]
+    );
+    assert_eq!(e.points.len(), 6, "2 × 3, not 2 × 3 × 3");
+    let got: Vec<String> = e.points.iter().map(|p| p.params.describe()).collect();
+    assert_eq!(
+        got[..3],
+        [
+            "association.rto_min=100ms, path.A.delay=5ms, path.A.rate=100Mbit/s",
+            "association.rto_min=100ms, path.A.delay=50ms, path.A.rate=10Mbit/s",
+            "association.rto_min=100ms, path.A.delay=200ms, path.A.rate=1Mbit/s",
+        ]
+    );
+    assert_eq!(e.points[4].scenario.paths[0].rate.0, 10e6);
+    assert_eq!(e.points[4].scenario.paths[0].delay, ms(50));
+}
+
+#[test]
+fn variant_and_zip_errors_name_the_entry() {
+    let base = format!("{BASE}[[traffic]]\nkind = \"saturated\"\n");
+    // Line 9 is the first after BASE and the traffic entry.
+    let d = load_err(&format!(
+        "{base}[[sweep.zip]]\n\"path.A.delay\" = [\"1ms\", \"2ms\"]\n\"path.A.rate\" = [\"1Mbit/s\"]\n"
+    ));
+    assert_diag(&d, 11, "sweep \"path.A.rate\"", "same length");
+    let d = load_err(&format!(
+        "{base}[[sweep.variant]]\nname = \"x\"\n\"path.A.delay\" = \"5 parsecs\"\n"
+    ));
+    assert_diag(
+        &d,
+        11,
+        "sweep variant \"x\" \"path.A.delay\"",
+        "unknown duration unit",
+    );
+    let d = load_err(&format!(
+        "{base}[[sweep.variant]]\n\"path.A.delay\" = \"5ms\"\n"
+    ));
+    assert_diag(&d, 9, "sweep.variant", "needs a `name`");
+    let d = load_err(&format!(
+        "{base}[[sweep.variant]]\nname = \"x\"\n[[sweep.variant]]\nname = \"x\"\n"
+    ));
+    assert_diag(&d, 12, "sweep.variant.name", "two variants are named \"x\"");
+    let d = load_err(&format!(
+        "{base}[sweep]\n\"path.A.delay\" = [\"1ms\"]\n[[sweep.variant]]\nname = \"x\"\n\"path.0.delay\" = \"5ms\"\n"
+    ));
+    assert_diag(
+        &d,
+        13,
+        "sweep variant \"x\" \"path.0.delay\"",
+        "same value as sweep key \"path.A.delay\"",
+    );
+}
+
 // ---------------------------------------------------------------- error messages
 
 /// Asserts `d` names the file, line `line` and the key, and mentions `words`.
