@@ -125,9 +125,17 @@ pub(crate) enum SimCommand {
             conflicts_with = "sequence"
         )]
         y: Option<String>,
-        /// A swept parameter to draw one curve per value of.
+        /// Swept parameters to draw one curve per combination of values of,
+        /// comma-separated (e.g. path.B.loss,association.cmt; `variant` for the named
+        /// variants of [[sweep.variant]]).
+        #[arg(long, value_delimiter = ',')]
+        curves: Vec<String>,
+        /// A logarithmic x axis (positive quantities only).
         #[arg(long)]
-        curves: Option<String>,
+        log_x: bool,
+        /// A logarithmic y axis (positive means only).
+        #[arg(long)]
+        log_y: bool,
         /// Hold another swept parameter at one value: KEY=VALUE (repeatable).
         #[arg(long, value_parser = parse_fix)]
         fix: Vec<(String, String)>,
@@ -139,7 +147,7 @@ pub(crate) enum SimCommand {
         #[arg(long, value_name = "FILE.csv", conflicts_with = "timeseries")]
         series: Option<PathBuf>,
         /// Plot this time-sequence record instead (no DIR): TSNs against time.
-        #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["timeseries", "series", "x", "curves", "fix"])]
+        #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["timeseries", "series", "x", "curves", "fix", "log_x", "log_y"])]
         sequence: Option<PathBuf>,
         /// With --sequence: start of the time axis, in seconds [default: the first row].
         #[arg(long, requires = "sequence")]
@@ -225,6 +233,8 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
             x,
             y,
             curves,
+            log_x,
+            log_y,
             fix,
             timeseries,
             series,
@@ -256,7 +266,9 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
                 };
                 let summary_only: Vec<&str> = [
                     x.as_ref().map(|_| "--x"),
-                    curves.as_ref().map(|_| "--curves"),
+                    (!curves.is_empty()).then_some("--curves"),
+                    log_x.then_some("--log-x"),
+                    log_y.then_some("--log-y"),
                     (!fix.is_empty()).then_some("--fix"),
                 ]
                 .into_iter()
@@ -264,13 +276,13 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
                 .collect();
                 if !summary_only.is_empty() {
                     return Err(format!(
-                        "{} cannot be used with {flag}: {} points of summary.json, \
+                        "{} cannot be used with {flag}: {} for plots of summary.json, \
                          {flag} plots one run's time series against time",
                         summary_only.join(", "),
                         if summary_only.len() == 1 {
-                            "it chooses"
+                            "it is"
                         } else {
-                            "they choose"
+                            "they are"
                         }
                     )
                     .into());
@@ -315,9 +327,15 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
             let spec = PlotSpec {
                 x,
                 y,
-                curves,
+                curves: curves
+                    .into_iter()
+                    .map(|c| c.trim().to_string())
+                    .filter(|c| !c.is_empty())
+                    .collect(),
                 fix,
                 title,
+                log_x,
+                log_y,
             };
             let chart = plot::plot(&dir, &spec, &out)?;
             let points: usize = chart.series.iter().map(|s| s.points.len()).sum();

@@ -854,7 +854,7 @@ fn plot_with_units_curves_and_both_formats() {
     let spec = PlotSpec {
         x: "association.send_buffer".into(),
         y: "goodput_mbps".into(),
-        curves: Some("path.A.delay".into()),
+        curves: vec!["path.A.delay".into()],
         ..PlotSpec::default()
     };
     let png = dir.join("goodput.png");
@@ -904,6 +904,126 @@ fn plot_with_units_curves_and_both_formats() {
     };
     let err = plot::plot(&dir, &bad, &png).unwrap_err().to_string();
     assert!(err.contains("no metric \"nope\""), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A summary of `text` run with the stand-in simulator.
+fn summary_of(text: &str, seeds: u32) -> SummaryFile {
+    let e = load_str(text);
+    let opts = RunnerOptions {
+        seeds: Some(seeds),
+        ..RunnerOptions::default()
+    };
+    let outcome = runner::run_all(&e, &opts, &fake, &no_progress).unwrap();
+    runner::summarize(&e, &outcome, seeds)
+}
+
+#[test]
+fn curves_over_several_keys_and_variants() {
+    let text = format!(
+        "{TWO_PATHS}\n[association]\nsend_buffer = \"64KiB\"\n[sweep]\n\
+         \"path.A.delay\" = [\"10ms\", \"50ms\"]\n\"path.B.loss\" = [0.0, 0.01]\n\
+         \"association.cmt\" = [false, true]\n\n\
+         [[sweep.variant]]\nname = \"CMT-RR\"\n[[sweep.variant]]\nname = \"LS-SCTP\"\n\
+         \"association.load_sharing\" = \"ls\"\n"
+    );
+    let summary = summary_of(&text, 2);
+    let spec = PlotSpec {
+        x: "path.A.delay".into(),
+        y: "goodput_mbps".into(),
+        curves: vec!["path.B.loss".into(), "association.cmt".into()],
+        fix: vec![("variant".into(), "LS-SCTP".into())],
+        ..PlotSpec::default()
+    };
+    let chart = plot::prepare(&summary, &spec).unwrap();
+    let labels: Vec<&str> = chart
+        .series
+        .iter()
+        .map(|s| s.label.as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Loss on B = 0.0, CMT = false",
+            "Loss on B = 0.0, CMT = true",
+            "Loss on B = 0.01, CMT = false",
+            "Loss on B = 0.01, CMT = true",
+        ]
+    );
+    // A held key is named in words in the title, not as a raw key (a variant by its name).
+    assert!(chart.title.ends_with("[LS-SCTP]"), "{}", chart.title);
+    // Variants as curves: legends are the names.
+    let spec = PlotSpec {
+        curves: vec!["variant".into(), "association.cmt".into()],
+        fix: vec![("path.B.loss".into(), "0.0".into())],
+        ..spec
+    };
+    let chart = plot::prepare(&summary, &spec).unwrap();
+    // In order of first appearance: the variant varies fastest in this file.
+    assert_eq!(
+        chart.series[1].label.as_deref(),
+        Some("LS-SCTP, CMT = false")
+    );
+    assert_eq!(chart.x_label, "δA (ms)");
+}
+
+#[test]
+fn log_axes_refuse_what_they_cannot_show() {
+    let text = format!("{BASE}[sweep]\n\"path.A.delay\" = [\"1ms\", \"10ms\", \"100ms\"]\n");
+    let summary = summary_of(&text, 2);
+    let spec = PlotSpec {
+        x: "path.A.delay".into(),
+        y: "msg_delay_ms_mean".into(),
+        log_x: true,
+        log_y: true,
+        ..PlotSpec::default()
+    };
+    let chart = plot::prepare(&summary, &spec).unwrap();
+    assert!(chart.log_x && chart.log_y);
+    let dir = temp_dir("log");
+    std::fs::create_dir_all(&dir).unwrap();
+    plot::render(&chart, &dir.join("log.svg")).unwrap();
+    // The stand-in's stream goodput is 0 without a send buffer: no place on a log axis.
+    let bad = PlotSpec {
+        y: "stream0_goodput_mbps".into(),
+        ..spec.clone()
+    };
+    let err = plot::prepare(&summary, &bad).unwrap_err().to_string();
+    assert!(
+        err.contains("--log-y needs positive values; stream0_goodput_mbps is 0"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn long_titles_wrap_and_the_palette_has_no_yellow() {
+    // Ten pixels per character, lines of at most 100 pixels.
+    let lines = plot::wrap("a title far too long to fit one line", 100, |t| {
+        10 * t.chars().count() as u32
+    });
+    assert_eq!(lines, ["a title", "far too", "long to", "fit one", "line"]);
+    for c in plot::PALETTE {
+        let (r, g, b) = (c.0, c.1, c.2);
+        assert!(!(r > 200 && g > 200 && b < 120), "yellow: {c:?}");
+    }
+}
+
+#[test]
+fn plot_errors_are_words() {
+    let dir = temp_dir("plot-err");
+    run_into(&dir, 1, Some(2));
+    let spec = PlotSpec {
+        x: "association.send_buffer".into(),
+        y: "goodput_mbps".into(),
+        curves: vec!["path.A.delay".into()],
+        ..PlotSpec::default()
+    };
+    let err = plot::plot(&dir, &spec, &dir.join("no/such/dir/g.png"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot write the image"), "{err}");
+    assert!(!err.contains("IOError") && !err.contains("Os {"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -44,6 +44,8 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> Char
         series,
         scatter: false,
         x_range: None,
+        log_x: false,
+        log_y: false,
     }
 }
 

@@ -29,12 +29,11 @@ fn compose(
             let spec = PlotSpec {
                 x: BUF.into(),
                 y: (*metric).into(),
-                curves: None,
                 fix: fix
                     .iter()
                     .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
                     .collect(),
-                title: None,
+                ..PlotSpec::default()
             };
             let c = plot::prepare(summary, &spec)?;
             let label = if mlabel.is_empty() {

@@ -47,6 +47,8 @@ fn chart(title: &str, x_label: &str, y_label: &str, x_axis: XAxis, series: Vec<S
         series,
         scatter: false,
         x_range: None,
+        log_x: false,
+        log_y: false,
     }
 }
 
