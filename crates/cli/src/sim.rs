@@ -15,7 +15,7 @@ use braid_sim::reproduce;
 use braid_sim::run::{self, RunOptions, RunResult};
 use braid_sim::runner::{self, RunRecord, RunnerOptions};
 use braid_sim::scenario::PcapSpec;
-use braid_sim::stats::Summary;
+use braid_sim::stats::{self, Summary};
 use braid_sim::sweep::display_value;
 use clap::Subcommand;
 
@@ -635,15 +635,12 @@ fn print_table(summary: &runner::SummaryFile) {
     }
 }
 
+/// A summary for the table: mean ± CI, the CI to the mean's precision.
 fn show(s: &Summary) -> String {
     if s.n == 0 {
         "-".into()
-    } else if s.ci95.is_nan() {
-        format!("{:.4} (n={})", s.mean, s.n)
-    } else if s.ci95 == 0.0 || s.ci95 >= 1e-3 {
-        format!("{:.4} ± {:.4} (n={})", s.mean, s.ci95, s.n)
     } else {
-        format!("{:.4} ± {:.1e} (n={})", s.mean, s.ci95, s.n)
+        format!("{} (n={})", stats::mean_ci(s.mean, s.ci95, 4), s.n)
     }
 }
 
@@ -744,5 +741,23 @@ fn print_metrics(res: &RunResult) {
     let width = res.metrics.keys().map(String::len).max().unwrap_or(0);
     for (k, v) in &res.metrics {
         println!("  {k:<width$}  {v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_interval_prints_as_zero_at_the_means_precision() {
+        let s = Summary {
+            mean: 9.535_212_4,
+            ci95: 6.7e-16,
+            n: 3,
+            std: 1e-16,
+            min: 9.535_212_4,
+            max: 9.535_212_4,
+        };
+        assert_eq!(show(&s), "9.5352 ± 0.0000 (n=3)");
     }
 }

@@ -11,7 +11,7 @@ use super::ls::{
 use super::verdict::{Verdict, departure};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
-use crate::stats::Summary;
+use crate::stats::{Summary, mean_ci};
 
 fn point(x: f64, s: Summary) -> ChartPoint {
     ChartPoint {
@@ -232,7 +232,7 @@ fn show(s: &Option<Summary>) -> String {
     match s {
         Some(s) if s.mean.is_infinite() => format!("never (n={})", s.n),
         Some(s) if s.n > 1 && !s.ci95.is_nan() => {
-            format!("{:.3} ± {:.3} (n={})", s.mean, s.ci95, s.n)
+            format!("{} (n={})", mean_ci(s.mean, s.ci95, 3), s.n)
         }
         Some(s) if !s.mean.is_nan() => format!("{:.3} (n={})", s.mean, s.n),
         _ => "not run".into(),

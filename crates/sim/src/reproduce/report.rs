@@ -11,6 +11,7 @@ use super::{
 };
 use crate::plot::{self, Chart, PlotSpec, Series};
 use crate::runner::SummaryFile;
+use crate::stats::mean_ci;
 use crate::sweep::display_value;
 
 /// A chart of one or more metrics, one curve per (variant, metric): each variant fixes every
@@ -534,16 +535,11 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
         let (braid, dev) = match c.braid {
             Some(s) if s.mean.is_infinite() => ("not reached at any σ run".into(), "–".into()),
             Some(s) if s.n > 0 => {
-                let ci = if s.ci95.is_nan() {
-                    String::new()
-                } else {
-                    format!(" ± {:.2}", s.ci95)
-                };
                 let dev = c
                     .paper
                     .deviation_pct(s.mean)
                     .map_or("–".into(), |d| format!("{d:+.1} %"));
-                (format!("{:.2}{ci}", s.mean), dev)
+                (mean_ci(s.mean, s.ci95, 2), dev)
             }
             _ => ("–".into(), "–".into()),
         };

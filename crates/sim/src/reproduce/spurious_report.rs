@@ -14,7 +14,7 @@ use super::verdict::{Departure, Verdict, departure};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::sequence::{self, SequenceSpec};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
-use crate::stats::Summary;
+use crate::stats::{Summary, mean_ci};
 use crate::sweep::display_value;
 
 /// Differences from the paper beyond this many percent are listed with their explanation.
@@ -360,7 +360,7 @@ fn charts(r: &Results, m: &Micro) -> Vec<(String, Vec<Chart>)> {
 fn show(s: &Option<Summary>, digits: usize) -> String {
     match s {
         Some(s) if s.n > 1 && !s.ci95.is_nan() => {
-            format!("{:.digits$} ± {:.digits$} (n={})", s.mean, s.ci95, s.n)
+            format!("{} (n={})", mean_ci(s.mean, s.ci95, digits), s.n)
         }
         Some(s) if !s.mean.is_nan() => format!("{:.digits$} (n={})", s.mean, s.n),
         _ => "not run".into(),
