@@ -367,6 +367,14 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
 
 use crate::progress::{Progress, wall_clock};
 
+/// Prints what the scenario file leaves to a default, on stderr (stdout may be a pipe of
+/// `sim list`).
+fn print_notes(exp: &load::Experiment) {
+    for n in &exp.notes {
+        eprintln!("braid: note: {n}");
+    }
+}
+
 /// The default output directory of a scenario file: results/<file name without .toml>.
 fn default_out(file: &Path) -> PathBuf {
     let stem = file
@@ -384,6 +392,7 @@ fn run_file(
     fresh: bool,
 ) -> Result<(), Error> {
     let exp = load::load(file)?;
+    print_notes(&exp);
     let dir = out.unwrap_or_else(|| default_out(file));
     let opts = RunnerOptions {
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
@@ -517,6 +526,7 @@ fn list(
     shard: Option<Shard>,
 ) -> Result<(), Error> {
     let exp = load::load(file)?;
+    print_notes(&exp);
     let dir = out.unwrap_or_else(|| default_out(file));
     let opts = RunnerOptions {
         seeds,
@@ -653,6 +663,7 @@ fn pcap(
     out: &Path,
 ) -> Result<(), Error> {
     let exp = load::load(file)?;
+    print_notes(&exp);
     let p = exp.points.get(point).ok_or_else(|| {
         format!(
             "{}: no point {point} (the sweep has {} points, from 0)",
@@ -689,6 +700,7 @@ fn bench(file: Option<&Path>, seed: u64) -> Result<(), Error> {
         Some(f) => load::load(f)?,
         None => load::load_str(BENCH, Path::new("scenarios/bench.toml (built in)"))?,
     };
+    print_notes(&exp);
     let p = exp.points.first().ok_or("the scenario has no points")?;
     if exp.points.len() > 1 {
         println!(

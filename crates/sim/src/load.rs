@@ -35,7 +35,14 @@ pub struct Experiment {
     pub sweep: Vec<String>,
     /// The points, in sweep order ([`crate::sweep`]).
     pub points: Vec<Point>,
+    /// What the file leaves to a default the reader may not expect, one sentence each
+    /// (a two-host scenario without `[[traffic]]`), for the command to print.
+    pub notes: Vec<String>,
 }
+
+/// The note of a two-host scenario without `[[traffic]]`.
+pub const DEFAULT_TRAFFIC_NOTE: &str = "no [[traffic]]: the sender runs the default source, \
+     one saturated stream of 1452-byte ordered messages (kind = \"saturated\")";
 
 /// One sweep point.
 #[derive(Debug, Clone)]
@@ -136,7 +143,11 @@ pub fn load_str(text: &str, file: &Path) -> Result<Experiment, Diagnostic> {
         }
         let scenario = deserialize(&src, &root, &dims, &choice, tree.clone())?;
         if let Err(bad) = validate(&scenario) {
-            let at = span_of(&tree, &bad.at).map_or(0, |s| s.start);
+            // A default the file does not write: point at the table that leaves it unset.
+            let at = (0..=bad.at.len())
+                .rev()
+                .find_map(|n| span_of(&tree, &bad.at[..n]))
+                .map_or(0, |s| s.start);
             let mut message = bad.message;
             if let Some(first) = bad.first.as_ref().and_then(|s| span_of(&tree, s)) {
                 let (line, _) = line_col(text, first.start);
@@ -158,10 +169,17 @@ pub fn load_str(text: &str, file: &Path) -> Result<Experiment, Diagnostic> {
         .first()
         .map(|p| (p.scenario.name.clone(), p.scenario.seeds))
         .unwrap_or_default();
+    let notes = points
+        .first()
+        .filter(|p| p.scenario.traffic.is_empty() && !crate::topology::is_topology(&p.scenario))
+        .map(|_| format!("{}: {DEFAULT_TRAFFIC_NOTE}", src.file))
+        .into_iter()
+        .collect();
     Ok(Experiment {
         file: file.to_path_buf(),
         name,
         seeds,
+        notes,
         sweep: dims
             .iter()
             .flat_map(|d| d.columns.iter().cloned())
@@ -1045,6 +1063,7 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
         };
         return bad(at, key, message);
     }
+    validate_traffic(s)?;
     for (j, n) in s.association.stream_paths.iter().flatten().enumerate() {
         if !s.paths.iter().any(|p| &p.name == n) {
             return bad(
@@ -1077,6 +1096,88 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
                     .join(", ")
             ),
         );
+    }
+    Ok(())
+}
+
+/// Checks every `[[traffic]]` source's fields where they are written (the run would refuse
+/// them only when it starts, once per run).
+fn validate_traffic(s: &Scenario) -> Result<(), Invalid> {
+    use crate::scenario::TrafficSpec;
+    let max_msg = run::association_config(s).max_message_size;
+    let timestamps = run::sends_timestamps(s.association.spurious_detection.unwrap_or_default());
+    let mut streams_total = 0usize;
+    for (i, t) in s.traffic.iter().enumerate() {
+        let bad = |k: &str, message: String| {
+            Err(Invalid {
+                at: vec![key("traffic"), Step::Index(i), key(k)],
+                key: format!("traffic.{i}.{k}"),
+                message,
+                first: None,
+            })
+        };
+        let (streams, message_size, timestamp_size) = match t {
+            TrafficSpec::Saturated {
+                streams,
+                message_size,
+                timestamp_message_size,
+                ..
+            } => (*streams, *message_size, *timestamp_message_size),
+            TrafficSpec::Transfer {
+                bytes,
+                streams,
+                message_size,
+                timestamp_message_size,
+            } => {
+                if bytes.0 == 0 {
+                    return bad("bytes", "a transfer of 0 bytes".into());
+                }
+                (*streams, *message_size, *timestamp_message_size)
+            }
+            TrafficSpec::OnOff {
+                on,
+                streams,
+                message_size,
+                ..
+            } => {
+                if on.0.is_zero() {
+                    return bad("on", "an on/off source needs an on time above 0".into());
+                }
+                (*streams, *message_size, None)
+            }
+        };
+        if streams == 0 {
+            return bad("streams", "must be at least 1".into());
+        }
+        if message_size == 0 {
+            return bad("message_size", "must be at least 1 byte".into());
+        }
+        if timestamp_size == Some(0) {
+            return bad("timestamp_message_size", "must be at least 1 byte".into());
+        }
+        let (k, size) = match timestamp_size {
+            Some(t) if timestamps => ("timestamp_message_size", t),
+            _ => ("message_size", message_size),
+        };
+        if size > max_msg {
+            return bad(
+                k,
+                format!(
+                    "{size} bytes exceed the largest message the association takes \
+                     ({max_msg}: max_message_size, or the smaller buffer)"
+                ),
+            );
+        }
+        streams_total += usize::from(streams);
+        let inbound = run::association_config(s).max_inbound_streams;
+        if streams_total > usize::from(inbound) {
+            return bad(
+                "streams",
+                format!(
+                    "the sources' {streams_total} streams exceed the receiver's {inbound} inbound streams"
+                ),
+            );
+        }
     }
     Ok(())
 }

@@ -372,6 +372,52 @@ fn errors_inside_traffic_entries_name_the_entry() {
 }
 
 #[test]
+fn traffic_fields_are_checked_when_the_file_is_loaded() {
+    let traffic = |body: &str| load_err(&format!("{BASE}[[traffic]]\n{body}\n"));
+    let d = traffic("kind = \"saturated\"\nmessage_size = 0");
+    assert_diag(&d, 9, "traffic.0.message_size", "must be at least 1 byte");
+    assert_eq!(d.file, "bad.toml");
+    let d = traffic("kind = \"saturated\"\nstreams = 0");
+    assert_diag(&d, 9, "traffic.0.streams", "must be at least 1");
+    let d = traffic("kind = \"transfer\"\nbytes = \"0B\"");
+    assert_diag(&d, 9, "traffic.0.bytes", "a transfer of 0 bytes");
+    let d = traffic("kind = \"onoff\"\nrate = \"1Mbit/s\"\non = \"0s\"\noff = \"1s\"");
+    assert_diag(&d, 10, "traffic.0.on", "on time");
+    let d =
+        traffic("kind = \"saturated\"\nmessage_size = 100000\n[association]\nbuffer = \"64KiB\"");
+    assert_diag(
+        &d,
+        9,
+        "traffic.0.message_size",
+        "exceed the largest message",
+    );
+    // A default that breaks a rule: at the entry that leaves it unset.
+    let d = traffic("kind = \"saturated\"\n[association]\nbuffer = \"1KiB\"");
+    assert_diag(&d, 7, "traffic.0.message_size", "1452 bytes exceed");
+    // A swept value: at the value in [sweep].
+    let d = traffic("kind = \"saturated\"\n[sweep]\n\"traffic.0.message_size\" = [1000, 0]");
+    assert_diag(
+        &d,
+        10,
+        "sweep \"traffic.0.message_size\"",
+        "must be at least 1 byte",
+    );
+}
+
+#[test]
+fn a_file_without_traffic_says_which_source_it_gets() {
+    let e = load_str(BASE);
+    assert_eq!(e.notes.len(), 1);
+    assert!(
+        e.notes[0].starts_with("test.toml: no [[traffic]]: the sender runs the default source, one saturated stream of 1452-byte"),
+        "{:?}",
+        e.notes
+    );
+    let e = load_str(&format!("{BASE}[[traffic]]\nkind = \"saturated\"\n"));
+    assert!(e.notes.is_empty());
+}
+
+#[test]
 fn syntax_error_is_reported_at_its_line() {
     let d = load_err(&BASE.replace("\"10ms\"", "10ms"));
     assert_diag(&d, 6, "path.delay", "");
