@@ -53,8 +53,9 @@ pub(crate) enum SimCommand {
         /// Run only the run with this id (repeatable; `braid sim list` prints the ids).
         #[arg(long, value_name = "ID")]
         run: Vec<String>,
-        /// Run again also the runs whose results are in DIR/runs (after changing braid
-        /// without committing: run ids include the version and commit, not the work tree).
+        /// Run again also the runs whose results are in DIR/runs. Runs of another build are
+        /// never reused: run ids include the version, the commit and a digest of uncommitted
+        /// changes to the simulator's sources.
         #[arg(long)]
         fresh: bool,
     },
@@ -394,6 +395,7 @@ fn run_file(
     let exp = load::load(file)?;
     print_notes(&exp);
     let dir = out.unwrap_or_else(|| default_out(file));
+    crate::reproduce::warn_other_builds(&dir);
     let opts = RunnerOptions {
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
         seeds,
