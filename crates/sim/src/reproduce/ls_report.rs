@@ -8,7 +8,7 @@ use super::ls::{
     self, BUF, FIG12_EQ1, FIG12_LARGE, HANDLING, LOSS, LS_DEPARTURES, LS_SCTP, LsSeries, MODE,
     PATHS, PMR, RunSeries, path_payload_mbps,
 };
-use super::verdict::{Verdict, departure};
+use super::verdict::{Citations, Verdict};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
 use crate::stats::{Summary, mean_ci};
@@ -249,10 +249,11 @@ fn mean_of(
     show(&s.stat(r, id, at, f))
 }
 
-/// The reason the report gives after a verdict: the departure's, or "not explained".
-fn why(id: &str, verdict: Verdict) -> String {
-    match departure(LS_DEPARTURES, id) {
-        Some(r) => format!(" — {r}"),
+/// What the report adds after a verdict: the label of its departure (the reason is printed
+/// once, under "Departures"), or "not explained".
+fn why(citations: &mut Citations<'_>, id: &str, verdict: Verdict) -> String {
+    match citations.cite(id) {
+        Some(label) => format!(" ({label})"),
         None if verdict == Verdict::Departs => " (not explained)".into(),
         None => String::new(),
     }
@@ -329,10 +330,11 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
          | Fig. 19 `down` | 5–50 s | the text says \"40 s, after 5 s\" but also inactive at 33 s and recovery at t = 50 s; the stated times kept |\n\
          | Fig. 19 `path_max_retrans` | 5 (stated) and 4 | the paper's t = 33 s is its fifth timeout; RFC 9260 §8.2 marks at the sixth |\n\n",
     );
+    let mut citations = Citations::new(LS_DEPARTURES);
     md.push_str("## The paper's numbers\n\n| figure | what | metric | paper | braid | verdict |\n|---|---|---|---|---|---|\n");
     for c in &checks {
         let verdict = c.verdict();
-        let why = why(&c.id, verdict);
+        let why = why(&mut citations, &c.id, verdict);
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | **{}**{} |",
@@ -350,7 +352,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     );
     for c in &claims {
         let verdict = c.verdict();
-        let why = why(&c.id, verdict);
+        let why = why(&mut citations, &c.id, verdict);
         let _ = writeln!(
             md,
             "| {} | {} | {} | **{}**{} |",
@@ -361,6 +363,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
             why
         );
     }
+    md.push_str(&citations.section());
     // Fig. 12 table.
     md.push_str("\n## Fig. 12: throughput by number of paths (Mbit/s)\n\n| paths | buffer 93.75 kB (Eq. (1)) | buffer 375 kB | n × path rate |\n|---|---|---|---|\n");
     for n in 1..=5u32 {

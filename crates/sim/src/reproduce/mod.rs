@@ -51,7 +51,9 @@ pub use spurious::{
     spurious_experiment,
 };
 pub use spurious_report::{EXPLAIN_PCT, spurious_report};
-pub use verdict::{Check, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches};
+pub use verdict::{
+    Check, Citations, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches,
+};
 
 /// One scenario file of a reproduction.
 #[derive(Debug, Clone, Copy)]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::cmt::{self, BUF, DELAY_B, FIG6_RATES, NRSACK, RATE_B, SCHED, SQINFO};
-use super::verdict::{Expect, Verdict, departure};
+use super::verdict::{Citations, Expect, Verdict};
 use super::{
     CMT_DEPARTURES, CMT_SCHEDULING, QUICK_MEASUREMENT, QUICK_SEEDS, QUICK_WARMUP, ReproduceOptions,
     Results, display_kib,
@@ -520,10 +520,14 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
             n => format!("; {n} not run"),
         }
     );
-    let why = |id: &str, v: Verdict| match (v, departure(CMT_DEPARTURES, id)) {
-        (Verdict::Departs, Some(reason)) => format!("**departs**: {reason}"),
-        (Verdict::Departs, None) => "**departs** (not explained)".into(),
-        (v, _) => v.word().into(),
+    // A cause's reason is printed once, under "Departures"; rows cite it by label.
+    let mut citations = Citations::new(CMT_DEPARTURES);
+    let mut why = |id: &str, v: Verdict| match v {
+        Verdict::Departs => match citations.cite(id) {
+            Some(label) => format!("**departs** ({label})"),
+            None => "**departs** (not explained)".into(),
+        },
+        v => v.word().into(),
     };
     let _ = writeln!(
         md,
@@ -564,6 +568,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
             why(&c.id, c.verdict())
         );
     }
+    md.push_str(&citations.section());
     let _ = writeln!(md);
     assumptions_section(&mut md, r);
     fig4_assumptions_section(&mut md, r);

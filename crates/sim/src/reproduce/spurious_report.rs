@@ -10,7 +10,7 @@ use super::spurious::{
     GAIN_PCT, GBN_SHARE, Micro, NEAR_PCT, PLAIN, RATE, REORDER_AT, SPIKE, SPURIOUS,
     SPURIOUS_DEPARTURES, detection_inactive, interval_label, seconds, values,
 };
-use super::verdict::{Departure, Verdict, departure};
+use super::verdict::{Citations, Verdict};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::sequence::{self, SequenceSpec};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
@@ -367,12 +367,15 @@ fn show(s: &Option<Summary>, digits: usize) -> String {
     }
 }
 
-/// The reason the report gives after a verdict: the departure's, or "not explained".
-fn why(departures: &[Departure], id: &str, verdict: Verdict) -> String {
-    match (verdict, departure(departures, id)) {
-        (Verdict::Departs, Some(r)) => format!("**departs**: {r}"),
-        (Verdict::Departs, None) => "**departs** (not explained)".into(),
-        (v, _) => v.word().into(),
+/// The verdict as the report gives it: a departure cites its cause by label (the reason is
+/// printed once, under "Departures"), or says it is not explained.
+fn why(citations: &mut Citations<'_>, id: &str, verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Departs => match citations.cite(id) {
+            Some(label) => format!("**departs** ({label})"),
+            None => "**departs** (not explained)".into(),
+        },
+        v => v.word().into(),
     }
 }
 
@@ -399,7 +402,7 @@ pub fn spurious_report(
 ) -> String {
     let checks = spurious::spurious_checks(r);
     let claims = spurious::spurious_claims(r, m);
-    let departures = SPURIOUS_DEPARTURES;
+    let mut citations = Citations::new(SPURIOUS_DEPARTURES);
     let mut md = String::new();
     let held = |v: Verdict| v == Verdict::Holds;
     let nh = checks.iter().filter(|c| held(c.verdict())).count();
@@ -522,7 +525,7 @@ pub fn spurious_report(
             c.metric,
             c.paper.show(),
             show(&c.braid, 1),
-            why(departures, &c.id, c.verdict())
+            why(&mut citations, &c.id, c.verdict())
         );
     }
     let _ = writeln!(md, "\n## Differences larger than {EXPLAIN_PCT:.0} %\n");
@@ -533,7 +536,9 @@ pub fn spurious_report(
         };
         if d.abs() > EXPLAIN_PCT {
             any = true;
-            let reason = departure(departures, &c.id).unwrap_or("not explained");
+            let reason = citations
+                .cite(&c.id)
+                .map_or("not explained".into(), |label| format!("see {label}"));
             let _ = writeln!(md, "* {} {} ({d:+.1} %): {reason}", c.figure, c.what);
         }
     }
@@ -550,9 +555,10 @@ pub fn spurious_report(
             c.figure,
             c.statement,
             c.values,
-            why(departures, &c.id, c.verdict())
+            why(&mut citations, &c.id, c.verdict())
         );
     }
+    md.push_str(&citations.section());
     tables(&mut md, r);
     md.push_str("\n## Plots\n\n");
     for p in plots {
