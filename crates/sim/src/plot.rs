@@ -739,22 +739,47 @@ where
     Ok(rest)
 }
 
-/// A tick of a logarithmic axis at log10 value `v`: the value, with an SI prefix; with
-/// `decades` (an axis spanning two or more) only at powers of ten.
-fn log_tick(v: f64, decades: bool) -> String {
-    if decades && (v - v.round()).abs() > 1e-6 {
-        return String::new();
+/// Where a logarithmic axis from log10 value `lo` to `hi` is labelled: at 1, 2 and 5 times
+/// a power of ten, or at powers of ten alone on an axis spanning two decades or more (log10
+/// values).
+fn log_marks(lo: f64, hi: f64) -> Vec<f64> {
+    let mantissas: &[f64] = if hi - lo >= 2.0 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let mut out = Vec::new();
+    if !(lo.is_finite() && hi.is_finite()) {
+        return out;
     }
-    let x = 10f64.powf(v);
+    for k in (lo.floor() as i64)..=(hi.ceil() as i64) {
+        for m in mantissas {
+            let v = k as f64 + m.log10();
+            if (lo..=hi).contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The label of the tick at log10 value `v` of a logarithmic axis: the value of the mark it
+/// falls on, with an SI prefix, or nothing between marks (plotters places many ticks on the
+/// log10 scale; only those on `marks` are named).
+fn log_tick(v: f64, marks: &[f64]) -> String {
+    let Some(mark) = marks.iter().find(|m| (*m - v).abs() < 0.009) else {
+        return String::new();
+    };
+    let x = 10f64.powf(*mark);
     let (scale, prefix) = match x {
         a if a >= 1e9 => (1e9, "G"),
         a if a >= 1e6 => (1e6, "M"),
         a if a >= 1e3 => (1e3, "k"),
         _ => (1.0, ""),
     };
-    // Three significant digits.
+    // One significant digit: the marks are 1, 2 and 5 times a power of ten.
     let shown = x / scale;
-    let p = 10f64.powi(2 - shown.log10().floor() as i32);
+    let p = 10f64.powi(-(shown.log10().floor() as i32));
     format!("{}{prefix}", (shown * p).round() / p)
 }
 
@@ -897,7 +922,11 @@ where
         XAxis::Categories(c) => Some(c.clone()),
         XAxis::Numeric { .. } => None,
     };
-    let x_decades = chart.log_x && x1 - x0 >= 2.0;
+    let x_marks = if chart.log_x {
+        log_marks(x0, x1)
+    } else {
+        Vec::new()
+    };
     let x_fmt = |v: &f64| match &categories {
         Some(c) => {
             let i = v.round();
@@ -907,15 +936,19 @@ where
                 String::new()
             }
         }
-        None if chart.log_x => log_tick(*v, x_decades),
+        None if chart.log_x => log_tick(*v, &x_marks),
         None => format!("{}", (v * 1e6).round() / 1e6),
     };
     // Large values (bytes in a time series) in k, M or G, so that their ticks fit.
     let big = !chart.log_y && y0.abs().max(y1.abs()) >= 1e5;
-    let y_decades = chart.log_y && y1 - y0 >= 2.0;
+    let y_marks = if chart.log_y {
+        log_marks(y0, y1)
+    } else {
+        Vec::new()
+    };
     let y_fmt = |v: &f64| {
         if chart.log_y {
-            log_tick(*v, y_decades)
+            log_tick(*v, &y_marks)
         } else {
             compact(*v)
         }
@@ -934,7 +967,32 @@ where
     if let Some(c) = &categories {
         mesh.x_labels(c.len() * 2 + 1);
     }
+    // A log axis: ticks a nice step apart that falls on every mark (0.02 in log10 holds
+    // log10 2 ≈ 0.30 and log10 5 ≈ 0.70; 1 holds the decades); the grid is drawn at the marks.
+    let log_ticks = |lo: f64, hi: f64| {
+        let step = if hi - lo >= 2.0 { 1.0 } else { 0.02 };
+        ((hi - lo) / step).ceil() as usize + 1
+    };
+    if chart.log_x {
+        mesh.x_labels(log_ticks(x0, x1)).disable_x_mesh();
+    }
+    if chart.log_y {
+        mesh.y_labels(log_ticks(y0, y1)).disable_y_mesh();
+    }
     mesh.draw().map_err(e)?;
+    let grid = ShapeStyle::from(&RGBColor(205, 205, 205)).stroke_width(1);
+    ctx.draw_series(
+        x_marks
+            .iter()
+            .map(|&x| PathElement::new(vec![(x, y0), (x, y1)], grid)),
+    )
+    .map_err(e)?;
+    ctx.draw_series(
+        y_marks
+            .iter()
+            .map(|&y| PathElement::new(vec![(x0, y), (x1, y)], grid)),
+    )
+    .map_err(e)?;
 
     for (i, (s, points)) in chart.series.iter().zip(&drawn).enumerate() {
         let color = curve_color(i);
@@ -1080,5 +1138,23 @@ impl Marker {
             area,
             PathElement::new(pts, ShapeStyle::from(&self.color).stroke_width(2)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_axes_are_labelled_at_one_two_five() {
+        let marks = log_marks(16f64.log10(), 256f64.log10());
+        let shown: Vec<String> = marks.iter().map(|&m| log_tick(m, &marks)).collect();
+        assert_eq!(shown, ["20", "50", "100", "200"]);
+        // A tick between marks has no label; a wide axis is labelled at decades only.
+        assert_eq!(log_tick(1.5, &marks), "");
+        let wide = log_marks(-3.2, 1.5);
+        let shown: Vec<String> = wide.iter().map(|&m| log_tick(m, &wide)).collect();
+        assert_eq!(shown, ["0.001", "0.01", "0.1", "1", "10"]);
+        assert_eq!(log_tick(6.0, &[6.0]), "1M");
     }
 }
