@@ -14,7 +14,7 @@ use super::verdict::{Citations, Verdict};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::sequence::{self, SequenceSpec};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
-use crate::stats::{Summary, mean_ci};
+use crate::stats::{Summary, fixed, mean_ci};
 use crate::sweep::display_value;
 
 /// Differences from the paper beyond this many percent are listed with their explanation.
@@ -714,7 +714,7 @@ fn tables(md: &mut String, r: &Results) {
             let rec = if det == PLAIN {
                 "–".to_string()
             } else {
-                format!("{:.0} %", spurious::cmt_recovered(r, det) * 100.0)
+                format!("{} %", fixed(spurious::cmt_recovered(r, det) * 100.0, 0))
             };
             let _ = writeln!(
                 md,
@@ -727,8 +727,8 @@ fn tables(md: &mut String, r: &Results) {
         }
         let _ = writeln!(
             md,
-            "\nThe answer: without SFR, Eifel wins back {:.0} % of what CMT loses to \
-             reordering across the paths and DupTSN {:.0} %; Split Fast Retransmit, which \
+            "\nThe answer: without SFR, Eifel wins back {} % of what CMT loses to \
+             reordering across the paths and DupTSN {} %; Split Fast Retransmit, which \
              avoids the miss indications in the first place, is what wins it back. Eifel can \
              decide few of CMT's fast retransmits: one sent while the other path's originals \
              are still in flight reaches the receiver above a hole those originals fill, so \
@@ -737,8 +737,8 @@ fn tables(md: &mut String, r: &Results) {
              (`send/spurious.rs`). DupTSN decides them after the duplicate reports come back, \
              and every window it restores is cut again by the next reordering across the \
              paths.",
-            spurious::cmt_recovered(r, "eifel-timestamp") * 100.0,
-            spurious::cmt_recovered(r, "duptsn") * 100.0,
+            fixed(spurious::cmt_recovered(r, "eifel-timestamp") * 100.0, 0),
+            fixed(spurious::cmt_recovered(r, "duptsn") * 100.0, 0),
         );
     }
 }
