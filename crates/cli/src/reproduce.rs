@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use braid_sim::campaign::Shard;
+use braid_sim::campaign::{self, Shard};
 use braid_sim::reproduce::{self, CampaignOptions, ReproduceOptions, Results};
 use braid_sim::run;
 use clap::Subcommand;
@@ -34,7 +34,8 @@ pub(crate) enum ReproduceCommand {
         /// (--merge makes them). Results are kept per run in OUT/fig*/runs/.
         #[arg(long, value_name = "I/N", conflicts_with = "merge")]
         shard: Option<Shard>,
-        /// Run again also the runs whose results are in OUT/fig*/runs.
+        /// Run again also the runs whose results are in OUT/fig*/runs (they are reused when
+        /// this build made them; runs of another build never are).
         #[arg(long)]
         fresh: bool,
         /// Merge these shard directories into OUT (results, plots, report.md) instead of
@@ -59,6 +60,10 @@ pub(crate) enum ReproduceCommand {
         /// Seeds per point [default: each figure file's (10 in Fig. 13, as the paper)].
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         seeds: Option<u32>,
+        /// Run again also the runs whose results are in OUT/fig*/runs (they are reused when
+        /// this build made them; runs of another build never are).
+        #[arg(long)]
+        fresh: bool,
     },
     /// Figs. 2, 7–14 of "On Making SCTP Robust to Spurious Retransmissions" (Ladha et al., 2004):
     /// plain SCTP, Eifel and DupTSN-based detection under reordering and delay spikes,
@@ -78,6 +83,10 @@ pub(crate) enum ReproduceCommand {
         /// placed single events, 10 for the CMT comparison].
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         seeds: Option<u32>,
+        /// Run again also the runs whose results are in OUT/fig*/runs (they are reused when
+        /// this build made them; runs of another build never are).
+        #[arg(long)]
+        fresh: bool,
     },
 }
 
@@ -99,13 +108,15 @@ pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
             out,
             jobs,
             seeds,
-        } => return ls_sctp(quick, out, jobs, seeds),
+            fresh,
+        } => return ls_sctp(quick, out, jobs, seeds, fresh),
         ReproduceCommand::Spurious {
             quick,
             out,
             jobs,
             seeds,
-        } => return spurious(quick, out, jobs, seeds),
+            fresh,
+        } => return spurious(quick, out, jobs, seeds, fresh),
     };
     let out = out.unwrap_or_else(|| PathBuf::from("results/cmt-scheduling"));
     if !merge_dirs.is_empty() {
@@ -117,6 +128,7 @@ pub(crate) fn run(cmd: ReproduceCommand) -> Result<(), Error> {
         out,
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
     };
+    warn_other_builds(&opts.out);
     let bar = Progress::new();
     let progress = |fig: &str, done: usize, total: usize| bar.update(fig, done, total);
     let start = wall_clock();
@@ -166,10 +178,13 @@ fn ls_sctp(
     out: Option<PathBuf>,
     jobs: Option<u64>,
     seeds: Option<u32>,
+    fresh: bool,
 ) -> Result<(), Error> {
     let opts = options("ls-sctp", quick, out, jobs, seeds);
+    let camp = CampaignOptions { shard: None, fresh };
     run_paper(&opts, |progress| {
-        let (results, series, reports) = reproduce::ls_sctp(&opts, &run::run, progress)?;
+        let (results, series, reports) =
+            reproduce::ls_sctp_campaign(&opts, &camp, &run::run, progress)?;
         Ok((reproduce::ls_report(&results, &series, &opts, &[]), reports))
     })
 }
@@ -180,15 +195,33 @@ fn spurious(
     out: Option<PathBuf>,
     jobs: Option<u64>,
     seeds: Option<u32>,
+    fresh: bool,
 ) -> Result<(), Error> {
     let opts = options("spurious", quick, out, jobs, seeds);
+    let camp = CampaignOptions { shard: None, fresh };
     run_paper(&opts, |progress| {
-        let (results, micro, reports) = reproduce::spurious(&opts, &run::run, progress)?;
+        let (results, micro, reports) =
+            reproduce::spurious_campaign(&opts, &camp, &run::run, progress)?;
         Ok((
             reproduce::spurious_report(&results, &micro, &opts, &[]),
             reports,
         ))
     })
+}
+
+/// Warns when `out` holds runs of another build: the code changed since, so they are not
+/// reused and the report will be made of new runs.
+pub(crate) fn warn_other_builds(out: &Path) {
+    let others = campaign::other_builds(out);
+    if !others.is_empty() {
+        eprintln!(
+            "braid: warning: code changed since these runs: {} holds runs of braid {}, this is \
+             braid {}; they are not reused (run ids include the build): their runs are done again",
+            out.display(),
+            others.join(", "),
+            campaign::VERSION
+        );
+    }
 }
 
 /// A reproduction's options; its results go to `results/NAME` unless `out` says.
@@ -215,6 +248,7 @@ fn run_paper(
         &(dyn Fn(&str, usize, usize) + Sync),
     ) -> Result<(String, Vec<braid_sim::runner::Report>), Error>,
 ) -> Result<(), Error> {
+    warn_other_builds(&opts.out);
     let bar = Progress::new();
     let progress = |fig: &str, done: usize, total: usize| bar.update(fig, done, total);
     let start = wall_clock();
@@ -222,7 +256,7 @@ fn run_paper(
     bar.finish();
     for line in report
         .lines()
-        .filter(|l| l.starts_with("| Fig") || l.starts_with("**"))
+        .filter(|l| (l.starts_with("| Fig") || l.starts_with("**")) && !is_departure(l))
     {
         println!("{line}");
     }
@@ -237,6 +271,13 @@ fn run_paper(
         .map(|r| (r.summary.scenario.as_str(), &r.outcome))
         .collect();
     check_outcomes(&outcomes)
+}
+
+/// Whether `line` is a paragraph of the report's Departures (`**D3** (...)`), which the
+/// verdict lines on the terminal cite but do not repeat.
+fn is_departure(line: &str) -> bool {
+    line.strip_prefix("**D")
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// `braid reproduce cmt-scheduling --merge DIR... --out OUT` (also `braid sim merge` of a
@@ -294,4 +335,16 @@ fn check_outcomes(outcomes: &[(&str, &braid_sim::runner::Outcome)]) -> Result<()
         return Err(format!("{broken} of {runs} runs failed the integrity check").into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn departure_paragraphs_stay_in_the_report() {
+        assert!(is_departure("**D12** (`fig19/back`): follows from D11"));
+        assert!(!is_departure("**6 of 6 paper numbers hold**"));
+        assert!(!is_departure("**Summary:** 3 hold"));
+    }
 }

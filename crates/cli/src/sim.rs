@@ -15,7 +15,7 @@ use braid_sim::reproduce;
 use braid_sim::run::{self, RunOptions, RunResult};
 use braid_sim::runner::{self, RunRecord, RunnerOptions};
 use braid_sim::scenario::PcapSpec;
-use braid_sim::stats::Summary;
+use braid_sim::stats::{self, Summary};
 use braid_sim::sweep::display_value;
 use clap::Subcommand;
 
@@ -53,8 +53,9 @@ pub(crate) enum SimCommand {
         /// Run only the run with this id (repeatable; `braid sim list` prints the ids).
         #[arg(long, value_name = "ID")]
         run: Vec<String>,
-        /// Run again also the runs whose results are in DIR/runs (after changing braid
-        /// without committing: run ids include the version and commit, not the work tree).
+        /// Run again also the runs whose results are in DIR/runs. Runs of another build are
+        /// never reused: run ids include the version, the commit and a digest of uncommitted
+        /// changes to the simulator's sources.
         #[arg(long)]
         fresh: bool,
     },
@@ -125,9 +126,17 @@ pub(crate) enum SimCommand {
             conflicts_with = "sequence"
         )]
         y: Option<String>,
-        /// A swept parameter to draw one curve per value of.
+        /// Swept parameters to draw one curve per combination of values of,
+        /// comma-separated (e.g. path.B.loss,association.cmt; `variant` for the named
+        /// variants of [[sweep.variant]]).
+        #[arg(long, value_delimiter = ',')]
+        curves: Vec<String>,
+        /// A logarithmic x axis (positive quantities only).
         #[arg(long)]
-        curves: Option<String>,
+        log_x: bool,
+        /// A logarithmic y axis (positive means only).
+        #[arg(long)]
+        log_y: bool,
         /// Hold another swept parameter at one value: KEY=VALUE (repeatable).
         #[arg(long, value_parser = parse_fix)]
         fix: Vec<(String, String)>,
@@ -139,7 +148,7 @@ pub(crate) enum SimCommand {
         #[arg(long, value_name = "FILE.csv", conflicts_with = "timeseries")]
         series: Option<PathBuf>,
         /// Plot this time-sequence record instead (no DIR): TSNs against time.
-        #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["timeseries", "series", "x", "curves", "fix"])]
+        #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["timeseries", "series", "x", "curves", "fix", "log_x", "log_y"])]
         sequence: Option<PathBuf>,
         /// With --sequence: start of the time axis, in seconds [default: the first row].
         #[arg(long, requires = "sequence")]
@@ -225,6 +234,8 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
             x,
             y,
             curves,
+            log_x,
+            log_y,
             fix,
             timeseries,
             series,
@@ -256,7 +267,9 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
                 };
                 let summary_only: Vec<&str> = [
                     x.as_ref().map(|_| "--x"),
-                    curves.as_ref().map(|_| "--curves"),
+                    (!curves.is_empty()).then_some("--curves"),
+                    log_x.then_some("--log-x"),
+                    log_y.then_some("--log-y"),
                     (!fix.is_empty()).then_some("--fix"),
                 ]
                 .into_iter()
@@ -264,13 +277,13 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
                 .collect();
                 if !summary_only.is_empty() {
                     return Err(format!(
-                        "{} cannot be used with {flag}: {} points of summary.json, \
+                        "{} cannot be used with {flag}: {} for plots of summary.json, \
                          {flag} plots one run's time series against time",
                         summary_only.join(", "),
                         if summary_only.len() == 1 {
-                            "it chooses"
+                            "it is"
                         } else {
-                            "they choose"
+                            "they are"
                         }
                     )
                     .into());
@@ -315,9 +328,15 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
             let spec = PlotSpec {
                 x,
                 y,
-                curves,
+                curves: curves
+                    .into_iter()
+                    .map(|c| c.trim().to_string())
+                    .filter(|c| !c.is_empty())
+                    .collect(),
                 fix,
                 title,
+                log_x,
+                log_y,
             };
             let chart = plot::plot(&dir, &spec, &out)?;
             let points: usize = chart.series.iter().map(|s| s.points.len()).sum();
@@ -349,6 +368,14 @@ pub(crate) fn run(cmd: SimCommand) -> Result<(), Error> {
 
 use crate::progress::{Progress, wall_clock};
 
+/// Prints what the scenario file leaves to a default, on stderr (stdout may be a pipe of
+/// `sim list`).
+fn print_notes(exp: &load::Experiment) {
+    for n in &exp.notes {
+        eprintln!("braid: note: {n}");
+    }
+}
+
 /// The default output directory of a scenario file: results/<file name without .toml>.
 fn default_out(file: &Path) -> PathBuf {
     let stem = file
@@ -366,7 +393,9 @@ fn run_file(
     fresh: bool,
 ) -> Result<(), Error> {
     let exp = load::load(file)?;
+    print_notes(&exp);
     let dir = out.unwrap_or_else(|| default_out(file));
+    crate::reproduce::warn_other_builds(&dir);
     let opts = RunnerOptions {
         jobs: jobs.map_or(0, |j| usize::try_from(j).unwrap_or(usize::MAX)),
         seeds,
@@ -499,6 +528,7 @@ fn list(
     shard: Option<Shard>,
 ) -> Result<(), Error> {
     let exp = load::load(file)?;
+    print_notes(&exp);
     let dir = out.unwrap_or_else(|| default_out(file));
     let opts = RunnerOptions {
         seeds,
@@ -617,15 +647,12 @@ fn print_table(summary: &runner::SummaryFile) {
     }
 }
 
+/// A summary for the table: mean ± CI, the CI to the mean's precision.
 fn show(s: &Summary) -> String {
     if s.n == 0 {
         "-".into()
-    } else if s.ci95.is_nan() {
-        format!("{:.4} (n={})", s.mean, s.n)
-    } else if s.ci95 == 0.0 || s.ci95 >= 1e-3 {
-        format!("{:.4} ± {:.4} (n={})", s.mean, s.ci95, s.n)
     } else {
-        format!("{:.4} ± {:.1e} (n={})", s.mean, s.ci95, s.n)
+        format!("{} (n={})", stats::mean_ci(s.mean, s.ci95, 4), s.n)
     }
 }
 
@@ -638,6 +665,7 @@ fn pcap(
     out: &Path,
 ) -> Result<(), Error> {
     let exp = load::load(file)?;
+    print_notes(&exp);
     let p = exp.points.get(point).ok_or_else(|| {
         format!(
             "{}: no point {point} (the sweep has {} points, from 0)",
@@ -674,6 +702,7 @@ fn bench(file: Option<&Path>, seed: u64) -> Result<(), Error> {
         Some(f) => load::load(f)?,
         None => load::load_str(BENCH, Path::new("scenarios/bench.toml (built in)"))?,
     };
+    print_notes(&exp);
     let p = exp.points.first().ok_or("the scenario has no points")?;
     if exp.points.len() > 1 {
         println!(
@@ -726,5 +755,23 @@ fn print_metrics(res: &RunResult) {
     let width = res.metrics.keys().map(String::len).max().unwrap_or(0);
     for (k, v) in &res.metrics {
         println!("  {k:<width$}  {v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_interval_prints_as_zero_at_the_means_precision() {
+        let s = Summary {
+            mean: 9.535_212_4,
+            ci95: 6.7e-16,
+            n: 3,
+            std: 1e-16,
+            min: 9.535_212_4,
+            max: 9.535_212_4,
+        };
+        assert_eq!(show(&s), "9.5352 ± 0.0000 (n=3)");
     }
 }

@@ -37,9 +37,38 @@ use crate::runner::{self, Layout, Outcome, RunRecord, RunnerError, SummaryFile};
 use crate::scenario::Scenario;
 
 /// The braid version in run ids: the crate version plus, when built from a git repository,
-/// the commit (`0.1.0+g0123456789ab`; set `BRAID_GIT_COMMIT` to override, see build.rs).
-/// Uncommitted changes do not change it: rerun with `--fresh` after editing the simulator.
+/// the commit (`0.1.0+g0123456789ab`; set `BRAID_GIT_COMMIT` to override, see build.rs),
+/// plus a digest of the uncommitted changes to the simulator's sources when there are some
+/// (`0.1.0+g0123456789ab.dirty.5e1f0c2a9b3d`), so that runs of edited code get ids of their
+/// own.
 pub const VERSION: &str = env!("BRAID_BUILD_VERSION");
+
+/// The braid builds other than this one ([`VERSION`]) that stored campaigns under `dir`:
+/// `dir/campaign.json`, `dir/*/campaign.json` (a reproduction's figures) and
+/// `dir/reproduce.json`, sorted, each once. Their runs are not reused (their ids include
+/// the build); a command warns that the code changed since.
+pub fn other_builds(dir: &Path) -> Vec<String> {
+    let mut files = vec![dir.join(MANIFEST), dir.join("reproduce.json")];
+    if let Ok(entries) = fs::read_dir(dir) {
+        let mut subs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path().join(MANIFEST)))
+            .collect();
+        subs.sort();
+        files.extend(subs);
+    }
+    let mut out: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let text = fs::read_to_string(f).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+            Some(v.get("braid")?.as_str()?.to_string())
+        })
+        .filter(|b| b != VERSION)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
 
 /// The manifest's file name in a campaign directory.
 pub const MANIFEST: &str = "campaign.json";
@@ -634,8 +663,54 @@ fn copy_absent(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[path = "../build/version.rs"]
+mod version;
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_edited_tree_has_a_version_of_its_own() {
+        use super::version::{build_version, digest12};
+        assert_eq!(build_version("0.1.0", None, None), "0.1.0");
+        assert_eq!(
+            build_version("0.1.0", Some("0123456789ab"), None),
+            "0.1.0+g0123456789ab"
+        );
+        let a = digest12(b"-old line\n+new line\n");
+        let b = digest12(b"-old line\n+another line\n");
+        assert_eq!(a.len(), 12);
+        assert_ne!(a, b, "each edited state its own");
+        assert_eq!(a, digest12(b"-old line\n+new line\n"), "deterministic");
+        let dirty = build_version("0.1.0", Some("0123456789ab"), Some(&a));
+        assert_eq!(dirty, format!("0.1.0+g0123456789ab.dirty.{a}"));
+        // Run ids follow the version: the same scenario, another id.
+        let c = "Scenario { name: \"x\" }";
+        let id = |v: &str| {
+            let mut h = Sha256::new();
+            h.update(b"braid-run/1\n");
+            h.update(v.as_bytes());
+            h.update(b"\nseed 0\n");
+            h.update(c.as_bytes());
+            hex16(&h.finalize())
+        };
+        assert_ne!(id("0.1.0+g0123456789ab"), id(&dirty));
+    }
+
+    #[test]
+    fn campaigns_of_other_builds_are_found() {
+        let dir = std::env::temp_dir().join(format!("braid-other-builds-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("fig13")).unwrap();
+        assert!(other_builds(&dir).is_empty());
+        let manifest = |v: &str| format!("{{\"format\": 1, \"braid\": \"{v}\"}}");
+        fs::write(dir.join("fig13").join(MANIFEST), manifest(VERSION)).unwrap();
+        assert!(other_builds(&dir).is_empty(), "this build's runs");
+        fs::write(dir.join("reproduce.json"), manifest("0.0.1+gdeadbeef0000")).unwrap();
+        assert_eq!(other_builds(&dir), ["0.0.1+gdeadbeef0000"]);
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn shard_parses_and_refuses() {

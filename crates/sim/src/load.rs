@@ -35,7 +35,14 @@ pub struct Experiment {
     pub sweep: Vec<String>,
     /// The points, in sweep order ([`crate::sweep`]).
     pub points: Vec<Point>,
+    /// What the file leaves to a default the reader may not expect, one sentence each
+    /// (a two-host scenario without `[[traffic]]`), for the command to print.
+    pub notes: Vec<String>,
 }
+
+/// The note of a two-host scenario without `[[traffic]]`.
+pub const DEFAULT_TRAFFIC_NOTE: &str = "no [[traffic]]: the sender runs the default source, \
+     one saturated stream of 1452-byte ordered messages (kind = \"saturated\")";
 
 /// One sweep point.
 #[derive(Debug, Clone)]
@@ -111,32 +118,43 @@ pub fn load_str(text: &str, file: &Path) -> Result<Experiment, Diagnostic> {
         src.diag(at, syntax_key(text, at), message)
     })?;
     let mut root = doc.into_item();
-    let entries = sweep_entries(&src, &root)?;
+    let dims = sweep_dimensions(&src, &root)?;
     if let Some(t) = root.as_table_like_mut() {
         t.remove("sweep");
     }
 
-    let lens: Vec<usize> = entries.iter().map(|e| e.values.len()).collect();
+    let lens: Vec<usize> = dims.iter().map(|d| d.choices.len()).collect();
     let mut points = Vec::new();
     for (index, choice) in sweep::cartesian(&lens).into_iter().enumerate() {
         let mut tree = root.clone();
-        let mut params = Vec::with_capacity(entries.len());
-        for (entry, &c) in entries.iter().zip(&choice) {
-            let (value, shown) = &entry.values[c];
-            sweep::apply(&mut tree, &entry.target, Item::Value(value.clone()))
-                .map_err(|m| src.diag(entry.key_at, Some(entry.label()), m))?;
-            params.push((entry.key.clone(), shown.clone()));
+        let mut params = Vec::new();
+        for (dim, &c) in dims.iter().zip(&choice) {
+            let chosen = &dim.choices[c];
+            for set in &chosen.sets {
+                sweep::apply(&mut tree, &set.target, Item::Value(set.value.clone()))
+                    .map_err(|m| src.diag(set.key_at, Some(set.label.clone()), m))?;
+            }
+            params.extend(
+                dim.columns
+                    .iter()
+                    .cloned()
+                    .zip(chosen.shown.iter().cloned()),
+            );
         }
-        let scenario = deserialize(&src, &root, &entries, &choice, tree.clone())?;
+        let scenario = deserialize(&src, &root, &dims, &choice, tree.clone())?;
         if let Err(bad) = validate(&scenario) {
-            let at = span_of(&tree, &bad.at).map_or(0, |s| s.start);
+            // A default the file does not write: point at the table that leaves it unset.
+            let at = (0..=bad.at.len())
+                .rev()
+                .find_map(|n| span_of(&tree, &bad.at[..n]))
+                .map_or(0, |s| s.start);
             let mut message = bad.message;
             if let Some(first) = bad.first.as_ref().and_then(|s| span_of(&tree, s)) {
                 let (line, _) = line_col(text, first.start);
                 message.push_str(&format!(" (first on line {line})"));
             }
-            return Err(match sweep_value_at(&entries, at) {
-                Some(e) => src.diag(at, Some(e.label()), message),
+            return Err(match sweep_value_at(&dims, at) {
+                Some(set) => src.diag(at, Some(set.label.clone()), message),
                 None => src.diag(at, Some(bad.key), message),
             });
         }
@@ -151,11 +169,21 @@ pub fn load_str(text: &str, file: &Path) -> Result<Experiment, Diagnostic> {
         .first()
         .map(|p| (p.scenario.name.clone(), p.scenario.seeds))
         .unwrap_or_default();
+    let notes = points
+        .first()
+        .filter(|p| p.scenario.traffic.is_empty() && !crate::topology::is_topology(&p.scenario))
+        .map(|_| format!("{}: {DEFAULT_TRAFFIC_NOTE}", src.file))
+        .into_iter()
+        .collect();
     Ok(Experiment {
         file: file.to_path_buf(),
         name,
         seeds,
-        sweep: entries.iter().map(|e| e.key.clone()).collect(),
+        notes,
+        sweep: dims
+            .iter()
+            .flat_map(|d| d.columns.iter().cloned())
+            .collect(),
         points,
     })
 }
@@ -223,27 +251,53 @@ fn syntax_key(text: &str, at: usize) -> Option<String> {
     }
 }
 
-/// One entry of the `[sweep]` table.
-struct SweepEntry {
+/// One value a sweep sets at a point.
+struct Assign {
     /// The key as written (`path.A.delay`).
     key: String,
     /// Where the key is in the file.
     key_at: usize,
-    /// The values (with their spans) and how they are shown in the outputs.
-    values: Vec<(Value, toml::Value)>,
+    /// How messages name it: `sweep "path.A.delay"`, `sweep variant "CMT" "association.cmt"`.
+    label: String,
     /// What the key addresses.
     target: Target,
+    /// The value, with its span in the file.
+    value: Value,
+    /// The value as the outputs show it.
+    shown: toml::Value,
 }
 
-impl SweepEntry {
-    fn label(&self) -> String {
-        format!("sweep {:?}", self.key)
+/// One choice of a [`Dimension`]: the values it sets and the cells it fills.
+struct Choice {
+    /// One value per column of the dimension.
+    shown: Vec<toml::Value>,
+    /// What it sets.
+    sets: Vec<Assign>,
+}
+
+/// One factor of the sweep's cartesian product: a key with its list of values, keys zipped
+/// together (`[[sweep.zip]]`), or the named variants (`[[sweep.variant]]`).
+struct Dimension {
+    /// The columns it fills in the outputs (a key, the zipped keys, or `variant`).
+    columns: Vec<String>,
+    /// Its choices, in file order.
+    choices: Vec<Choice>,
+}
+
+impl Dimension {
+    /// Every value any of its choices sets.
+    fn assigns(&self) -> impl Iterator<Item = &Assign> {
+        self.choices.iter().flat_map(|c| &c.sets)
     }
 }
 
-/// Reads, checks and resolves the `[sweep]` table. Nested tables (`path.A.delay = [..]`
-/// written without quotes) are flattened into dotted keys.
-fn sweep_entries(src: &Source<'_>, root: &Item) -> Result<Vec<SweepEntry>, Diagnostic> {
+/// The column of the variant dimension in runs.csv, summary.csv and summary.json.
+pub const VARIANT_COLUMN: &str = "variant";
+
+/// Reads, checks and resolves the `[sweep]` table into dimensions, in file order. Nested
+/// tables (`path.A.delay = [..]` written without quotes) are flattened into dotted keys;
+/// `zip` and `variant` are the two keys with a meaning of their own.
+fn sweep_dimensions(src: &Source<'_>, root: &Item) -> Result<Vec<Dimension>, Diagnostic> {
     let Some(sweep) = root.get("sweep") else {
         return Ok(Vec::new());
     };
@@ -255,48 +309,305 @@ fn sweep_entries(src: &Source<'_>, root: &Item) -> Result<Vec<SweepEntry>, Diagn
             "`sweep` must be a table of key = [values]",
         ));
     };
-    let mut flat = Vec::new();
-    flatten(table, "", &mut flat);
-    let mut entries: Vec<SweepEntry> = Vec::with_capacity(flat.len());
-    for (key, key_span, item) in flat {
-        let key_at = key_span
+    let mut dims: Vec<Dimension> = Vec::new();
+    for (k, item) in table.iter() {
+        let at = table
+            .key(k)
+            .and_then(|k| k.span())
             .or_else(|| item.span())
             .map_or(sweep_at, |s| s.start);
-        let label = Some(format!("sweep {key:?}"));
-        let Some(array) = item.as_array() else {
-            return Err(src.diag(
-                key_at,
-                label,
-                "a sweep entry is a list of values, e.g. [\"16KiB\", \"64KiB\"]",
-            ));
+        let dim = match k {
+            "zip" => {
+                let groups = tables_of(item).ok_or_else(|| {
+                    src.diag(
+                        at,
+                        Some("sweep.zip".into()),
+                        "`zip` is a table (or [[sweep.zip]] tables) of keys whose lists \
+                         are walked together",
+                    )
+                })?;
+                let mut out = Vec::new();
+                for g in groups {
+                    out.push(zip_dimension(src, root, g, at)?);
+                }
+                out
+            }
+            "variant" => vec![variant_dimension(src, root, item, at)?],
+            _ => {
+                let mut flat = Vec::new();
+                flatten_item(k, item, table.key(k).and_then(|k| k.span()), &mut flat);
+                let mut out = Vec::new();
+                for (key, key_span, item) in flat {
+                    let key_at = key_span.or_else(|| item.span()).map_or(at, |s| s.start);
+                    let choices = value_list(src, root, &key, key_at, item)?
+                        .into_iter()
+                        .map(|a| Choice {
+                            shown: vec![a.shown.clone()],
+                            sets: vec![a],
+                        })
+                        .collect();
+                    out.push(Dimension {
+                        columns: vec![key],
+                        choices,
+                    });
+                }
+                out
+            }
         };
-        if array.is_empty() {
-            return Err(src.diag(key_at, label, "the list of values is empty"));
+        for d in dim {
+            check_overlap(src, &dims, &d)?;
+            dims.push(d);
         }
-        let target = sweep::resolve(root, &key).map_err(|m| src.diag(key_at, label.clone(), m))?;
-        if let Some(other) = entries.iter().find(|e| e.target.steps == target.steps) {
+    }
+    Ok(dims)
+}
+
+/// The tables of a `[sweep.zip]` table or `[[sweep.zip]]` array.
+fn tables_of(item: &Item) -> Option<Vec<&dyn TableLike>> {
+    match item {
+        Item::ArrayOfTables(a) => Some(a.iter().map(|t| t as &dyn TableLike).collect()),
+        Item::Table(t) => Some(vec![t as &dyn TableLike]),
+        Item::Value(Value::InlineTable(t)) => Some(vec![t as &dyn TableLike]),
+        _ => None,
+    }
+}
+
+/// A sweep key's list of values, each resolved into an [`Assign`].
+fn value_list(
+    src: &Source<'_>,
+    root: &Item,
+    key: &str,
+    key_at: usize,
+    item: &Item,
+) -> Result<Vec<Assign>, Diagnostic> {
+    let label = format!("sweep {key:?}");
+    let Some(array) = item.as_array() else {
+        return Err(src.diag(
+            key_at,
+            Some(label),
+            "a sweep entry is a list of values, e.g. [\"16KiB\", \"64KiB\"]",
+        ));
+    };
+    if array.is_empty() {
+        return Err(src.diag(key_at, Some(label), "the list of values is empty"));
+    }
+    let target = sweep::resolve(root, key).map_err(|m| src.diag(key_at, Some(label.clone()), m))?;
+    let mut out = Vec::with_capacity(array.len());
+    for v in array.iter() {
+        out.push(assign(src, key, key_at, &label, &target, v)?);
+    }
+    Ok(out)
+}
+
+/// One value set by the sweep.
+fn assign(
+    src: &Source<'_>,
+    key: &str,
+    key_at: usize,
+    label: &str,
+    target: &Target,
+    v: &Value,
+) -> Result<Assign, Diagnostic> {
+    let shown = toml::Value::deserialize(v.clone().into_deserializer()).map_err(|e| {
+        let at = v.span().map_or(key_at, |s| s.start);
+        src.diag(at, Some(label.to_string()), e.message().to_string())
+    })?;
+    Ok(Assign {
+        key: key.to_string(),
+        key_at,
+        label: label.to_string(),
+        target: target.clone(),
+        value: v.clone(),
+        shown,
+    })
+}
+
+/// A `[[sweep.zip]]` group: its keys' lists, walked together element by element.
+fn zip_dimension(
+    src: &Source<'_>,
+    root: &Item,
+    group: &dyn TableLike,
+    at: usize,
+) -> Result<Dimension, Diagnostic> {
+    let mut flat = Vec::new();
+    flatten(group, "", &mut flat);
+    if flat.is_empty() {
+        return Err(src.diag(
+            at,
+            Some("sweep.zip".into()),
+            "a zip group needs keys with lists of values",
+        ));
+    }
+    let mut columns = Vec::new();
+    let mut lists: Vec<Vec<Assign>> = Vec::new();
+    for (key, key_span, item) in flat {
+        let key_at = key_span.or_else(|| item.span()).map_or(at, |s| s.start);
+        let values = value_list(src, root, &key, key_at, item)?;
+        if let Some(first) = lists.first()
+            && first.len() != values.len()
+        {
             return Err(src.diag(
                 key_at,
-                label,
-                format!("addresses the same value as sweep key {:?}", other.key),
+                Some(format!("sweep {key:?}")),
+                format!(
+                    "zipped lists must have the same length: {:?} has {}, this one {}",
+                    columns[0],
+                    first.len(),
+                    values.len()
+                ),
             ));
         }
-        let mut values = Vec::with_capacity(array.len());
-        for v in array.iter() {
-            let shown = toml::Value::deserialize(v.clone().into_deserializer()).map_err(|e| {
-                let at = v.span().map_or(key_at, |s| s.start);
-                src.diag(at, label.clone(), e.message().to_string())
-            })?;
-            values.push((v.clone(), shown));
+        columns.push(key);
+        lists.push(values);
+    }
+    let n = lists[0].len();
+    let mut iters: Vec<_> = lists.into_iter().map(Vec::into_iter).collect();
+    let choices = (0..n)
+        .map(|_| {
+            let sets: Vec<Assign> = iters.iter_mut().filter_map(Iterator::next).collect();
+            Choice {
+                shown: sets.iter().map(|a| a.shown.clone()).collect(),
+                sets,
+            }
+        })
+        .collect();
+    Ok(Dimension { columns, choices })
+}
+
+/// The `[[sweep.variant]]` tables: each a `name` and the values it sets.
+fn variant_dimension(
+    src: &Source<'_>,
+    root: &Item,
+    item: &Item,
+    at: usize,
+) -> Result<Dimension, Diagnostic> {
+    let usage = "variants are [[sweep.variant]] tables, each with a `name` and the keys it \
+                 sets, e.g. name = \"CMT-RR\" and \"association.cmt\" = true";
+    let Item::ArrayOfTables(array) = item else {
+        return Err(src.diag(at, Some("sweep.variant".into()), usage));
+    };
+    let mut choices: Vec<Choice> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for t in array.iter() {
+        let t_at = t.span().map_or(at, |s| s.start);
+        let name = match t.get("name") {
+            Some(n) => {
+                let n_at = n.span().map_or(t_at, |s| s.start);
+                match n.as_str().map(str::trim) {
+                    Some(s) if !s.is_empty() => {
+                        if names.iter().any(|m| m == s) {
+                            return Err(src.diag(
+                                n_at,
+                                Some("sweep.variant.name".into()),
+                                format!("two variants are named {s:?}: names must be unique"),
+                            ));
+                        }
+                        s.to_string()
+                    }
+                    _ => {
+                        return Err(src.diag(
+                            n_at,
+                            Some("sweep.variant.name".into()),
+                            "a variant's name is a non-empty string",
+                        ));
+                    }
+                }
+            }
+            None => {
+                return Err(src.diag(
+                    t_at,
+                    Some("sweep.variant".into()),
+                    format!("a variant needs a `name`; {usage}"),
+                ));
+            }
+        };
+        let mut flat = Vec::new();
+        for (k, item) in t.iter().filter(|(k, _)| *k != "name") {
+            flatten_tables(k, item, t.key(k).and_then(|k| k.span()), &mut flat);
         }
-        entries.push(SweepEntry {
-            key,
-            key_at,
-            values,
-            target,
+        let mut sets: Vec<Assign> = Vec::with_capacity(flat.len());
+        for (key, key_span, item) in flat {
+            let key_at = key_span.or_else(|| item.span()).map_or(t_at, |s| s.start);
+            let label = format!("sweep variant {name:?} {key:?}");
+            let Some(v) = item.as_value() else {
+                return Err(src.diag(key_at, Some(label), "expected a value"));
+            };
+            let target =
+                sweep::resolve(root, &key).map_err(|m| src.diag(key_at, Some(label.clone()), m))?;
+            if let Some(other) = sets.iter().find(|a| a.target.steps == target.steps) {
+                return Err(src.diag(
+                    key_at,
+                    Some(label),
+                    format!("addresses the same value as {:?}", other.key),
+                ));
+            }
+            sets.push(assign(src, &key, key_at, &label, &target, v)?);
+        }
+        names.push(name.clone());
+        choices.push(Choice {
+            shown: vec![toml::Value::String(name)],
+            sets,
         });
     }
-    Ok(entries)
+    Ok(Dimension {
+        columns: vec![VARIANT_COLUMN.to_string()],
+        choices,
+    })
+}
+
+/// Refuses a dimension that sets a value an earlier one sets.
+fn check_overlap(src: &Source<'_>, dims: &[Dimension], d: &Dimension) -> Result<(), Diagnostic> {
+    for a in d.assigns() {
+        if let Some(other) = dims
+            .iter()
+            .flat_map(Dimension::assigns)
+            .find(|o| o.target.steps == a.target.steps)
+        {
+            let message = if other.key == a.key {
+                format!("{:?} is swept twice", a.key)
+            } else {
+                format!("addresses the same value as sweep key {:?}", other.key)
+            };
+            return Err(src.diag(a.key_at, Some(a.label.clone()), message));
+        }
+    }
+    Ok(())
+}
+
+/// Like [`flatten`] for one entry `key` = `item` of a table.
+fn flatten_item<'a>(
+    key: &str,
+    item: &'a Item,
+    key_span: Option<Range<usize>>,
+    out: &mut Vec<(String, Option<Range<usize>>, &'a Item)>,
+) {
+    match item.as_table_like() {
+        Some(t) => flatten(t, key, out),
+        None => out.push((key.to_string(), key_span, item)),
+    }
+}
+
+/// Like [`flatten_item`], but an inline table is a value (a variant sets
+/// `"path.A.gilbert" = { ... }` whole), only dotted keys and sub-tables are flattened.
+fn flatten_tables<'a>(
+    key: &str,
+    item: &'a Item,
+    key_span: Option<Range<usize>>,
+    out: &mut Vec<(String, Option<Range<usize>>, &'a Item)>,
+) {
+    match item {
+        Item::Table(t) => {
+            for (k, i) in t.iter() {
+                flatten_tables(
+                    &format!("{key}.{k}"),
+                    i,
+                    t.key(k).and_then(|k| k.span()),
+                    out,
+                );
+            }
+        }
+        _ => out.push((key.to_string(), key_span, item)),
+    }
 }
 
 /// (dotted key, span of its last part, value) for every leaf of the sweep table.
@@ -322,7 +633,7 @@ fn flatten<'a>(
 fn deserialize(
     src: &Source<'_>,
     base: &Item,
-    entries: &[SweepEntry],
+    dims: &[Dimension],
     choice: &[usize],
     tree: Item,
 ) -> Result<Scenario, Diagnostic> {
@@ -336,29 +647,34 @@ fn deserialize(
         let at = e.span().map(|s| s.start);
         // 1. The error is in a value copied from the sweep table.
         if let Some(at) = at
-            && let Some(entry) = sweep_value_at(entries, at)
+            && let Some(set) = sweep_value_at(dims, at)
         {
-            return src.diag(at, Some(entry.label()), message);
+            return src.diag(at, Some(set.label.clone()), message);
         }
+        let chosen: Vec<&Assign> = dims
+            .iter()
+            .zip(choice)
+            .flat_map(|(d, &c)| &d.choices[c].sets)
+            .collect();
         // 2. A swept value quoted in a message without a position of its own (inside a
         //    `[[traffic]]` entry serde buffers the table and loses the values' positions).
-        for (entry, &c) in entries.iter().zip(choice) {
-            if let toml::Value::String(s) = &entry.values[c].1
+        for set in &chosen {
+            if let toml::Value::String(s) = &set.shown
                 && message.contains(&format!("{s:?}"))
                 && !at.is_some_and(|at| base_value_at(base, at))
             {
-                let at = entry.values[c].0.span().map_or(entry.key_at, |s| s.start);
-                return src.diag(at, Some(entry.label()), message);
+                let at = set.value.span().map_or(set.key_at, |s| s.start);
+                return src.diag(at, Some(set.label.clone()), message);
             }
         }
         // 3. An unknown key that only the sweep adds (it has no position of its own).
         if let Some(field) = unknown_field(&message) {
-            for (entry, &c) in entries.iter().zip(choice) {
-                if entry.target.added.iter().any(|a| a == field) {
-                    let shown = sweep::display_value(&entry.values[c].1);
+            for set in &chosen {
+                if set.target.added.iter().any(|a| a == field) {
+                    let shown = sweep::display_value(&set.shown);
                     return src.diag(
-                        entry.key_at,
-                        Some(entry.label()),
+                        set.key_at,
+                        Some(set.label.clone()),
                         format!("{message} (the sweep sets it to {shown})"),
                     );
                 }
@@ -430,13 +746,11 @@ fn unknown_field(message: &str) -> Option<&str> {
     rest.split('`').next()
 }
 
-/// The sweep entry one of whose values spans byte `at`.
-fn sweep_value_at(entries: &[SweepEntry], at: usize) -> Option<&SweepEntry> {
-    entries.iter().find(|e| {
-        e.values
-            .iter()
-            .any(|(v, _)| v.span().is_some_and(|s| contains(&s, at)))
-    })
+/// The value set by the sweep that spans byte `at`.
+fn sweep_value_at(dims: &[Dimension], at: usize) -> Option<&Assign> {
+    dims.iter()
+        .flat_map(Dimension::assigns)
+        .find(|a| a.value.span().is_some_and(|s| contains(&s, at)))
 }
 
 fn contains(span: &Range<usize>, at: usize) -> bool {
@@ -749,6 +1063,7 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
         };
         return bad(at, key, message);
     }
+    validate_traffic(s)?;
     for (j, n) in s.association.stream_paths.iter().flatten().enumerate() {
         if !s.paths.iter().any(|p| &p.name == n) {
             return bad(
@@ -781,6 +1096,88 @@ fn validate(s: &Scenario) -> Result<(), Invalid> {
                     .join(", ")
             ),
         );
+    }
+    Ok(())
+}
+
+/// Checks every `[[traffic]]` source's fields where they are written (the run would refuse
+/// them only when it starts, once per run).
+fn validate_traffic(s: &Scenario) -> Result<(), Invalid> {
+    use crate::scenario::TrafficSpec;
+    let max_msg = run::association_config(s).max_message_size;
+    let timestamps = run::sends_timestamps(s.association.spurious_detection.unwrap_or_default());
+    let mut streams_total = 0usize;
+    for (i, t) in s.traffic.iter().enumerate() {
+        let bad = |k: &str, message: String| {
+            Err(Invalid {
+                at: vec![key("traffic"), Step::Index(i), key(k)],
+                key: format!("traffic.{i}.{k}"),
+                message,
+                first: None,
+            })
+        };
+        let (streams, message_size, timestamp_size) = match t {
+            TrafficSpec::Saturated {
+                streams,
+                message_size,
+                timestamp_message_size,
+                ..
+            } => (*streams, *message_size, *timestamp_message_size),
+            TrafficSpec::Transfer {
+                bytes,
+                streams,
+                message_size,
+                timestamp_message_size,
+            } => {
+                if bytes.0 == 0 {
+                    return bad("bytes", "a transfer of 0 bytes".into());
+                }
+                (*streams, *message_size, *timestamp_message_size)
+            }
+            TrafficSpec::OnOff {
+                on,
+                streams,
+                message_size,
+                ..
+            } => {
+                if on.0.is_zero() {
+                    return bad("on", "an on/off source needs an on time above 0".into());
+                }
+                (*streams, *message_size, None)
+            }
+        };
+        if streams == 0 {
+            return bad("streams", "must be at least 1".into());
+        }
+        if message_size == 0 {
+            return bad("message_size", "must be at least 1 byte".into());
+        }
+        if timestamp_size == Some(0) {
+            return bad("timestamp_message_size", "must be at least 1 byte".into());
+        }
+        let (k, size) = match timestamp_size {
+            Some(t) if timestamps => ("timestamp_message_size", t),
+            _ => ("message_size", message_size),
+        };
+        if size > max_msg {
+            return bad(
+                k,
+                format!(
+                    "{size} bytes exceed the largest message the association takes \
+                     ({max_msg}: max_message_size, or the smaller buffer)"
+                ),
+            );
+        }
+        streams_total += usize::from(streams);
+        let inbound = run::association_config(s).max_inbound_streams;
+        if streams_total > usize::from(inbound) {
+            return bad(
+                "streams",
+                format!(
+                    "the sources' {streams_total} streams exceed the receiver's {inbound} inbound streams"
+                ),
+            );
+        }
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::runner::SummaryFile;
 use crate::sweep::display_value;
@@ -35,12 +36,17 @@ pub struct PlotSpec {
     pub x: String,
     /// The metric on the y axis.
     pub y: String,
-    /// A swept parameter with one curve per value.
-    pub curves: Option<String>,
+    /// Swept parameters with one curve per combination of their values (`variant` for
+    /// the named variants of `[[sweep.variant]]`); empty: one curve.
+    pub curves: Vec<String>,
     /// Other swept parameters held at one value (`key`, `value` as in the file).
     pub fix: Vec<(String, String)>,
     /// Title; default: the scenario's name.
     pub title: Option<String>,
+    /// A logarithmic x axis (x values must be positive quantities).
+    pub log_x: bool,
+    /// A logarithmic y axis (means must be positive).
+    pub log_y: bool,
 }
 
 /// Why a plot cannot be drawn.
@@ -159,6 +165,10 @@ pub struct Chart {
     /// The x range to show (numeric axes), so that panels one above the other line up;
     /// `None`: the data's, padded.
     pub x_range: Option<(f64, f64)>,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
 }
 
 /// Reads `dir/summary.json`, draws the plot into `out` (.png or .svg) and returns what was
@@ -187,12 +197,15 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
             format!("{:?} is not swept (swept: {swept})", spec.x)
         });
     }
-    if let Some(c) = &spec.curves {
+    for (i, c) in spec.curves.iter().enumerate() {
         if !summary.sweep.contains(c) {
             return err(format!("{c:?} is not swept (swept: {swept})"));
         }
         if *c == spec.x {
             return err("--curves must differ from --x".into());
+        }
+        if spec.curves[..i].contains(c) {
+            return err(format!("--curves names {c:?} twice"));
         }
     }
     for (k, _) in &spec.fix {
@@ -220,7 +233,7 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
     }
     // Every other swept parameter must be constant.
     for k in &summary.sweep {
-        if *k == spec.x || spec.curves.as_ref() == Some(k) || spec.fix.iter().any(|(f, _)| f == k) {
+        if *k == spec.x || spec.curves.contains(k) || spec.fix.iter().any(|(f, _)| f == k) {
             continue;
         }
         let mut values: Vec<String> = Vec::new();
@@ -288,10 +301,36 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
         }
     };
 
-    // Curves, in order of first appearance.
-    let mut curve_values: Vec<Option<&toml::Value>> = Vec::new();
+    if spec.log_x {
+        match &x_axis {
+            XAxis::Categories(_) => {
+                return err(format!(
+                    "--log-x needs quantities on the x axis; the values of {} are names",
+                    words(&spec.x)
+                ));
+            }
+            XAxis::Numeric { .. } => {
+                if let Some(v) = xs_text.iter().find(|v| x_of(v).is_none_or(|x| x <= 0.0)) {
+                    return err(format!(
+                        "--log-x needs positive x values; {} is {}",
+                        words(&spec.x),
+                        display_value(v)
+                    ));
+                }
+            }
+        }
+    }
+
+    // Curves, one per combination of the --curves values, in order of first appearance.
+    let curve_of = |p: &crate::runner::PointSummary| -> Vec<Option<toml::Value>> {
+        spec.curves
+            .iter()
+            .map(|k| p.params.get(k).cloned())
+            .collect()
+    };
+    let mut curve_values: Vec<Vec<Option<toml::Value>>> = Vec::new();
     for p in &selected {
-        let c = spec.curves.as_ref().and_then(|c| p.params.get(c));
+        let c = curve_of(p);
         if !curve_values.contains(&c) {
             curve_values.push(c);
         }
@@ -300,7 +339,7 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
     for c in curve_values {
         let mut points: Vec<ChartPoint> = selected
             .iter()
-            .filter(|p| spec.curves.as_ref().and_then(|k| p.params.get(k)) == c)
+            .filter(|p| curve_of(p) == c)
             .filter_map(|p| {
                 let s = p.metrics.get(&spec.y)?;
                 let x = x_of(p.params.get(&spec.x)?)?;
@@ -313,11 +352,25 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
             })
             .collect();
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        if spec.log_y
+            && let Some(bad) = points.iter().find(|p| p.mean <= 0.0)
+        {
+            return err(format!(
+                "--log-y needs positive values; {} is {} at {} = {}",
+                words(&spec.y),
+                bad.mean,
+                words(&spec.x),
+                bad.x
+            ));
+        }
+        let labels: Vec<String> = spec
+            .curves
+            .iter()
+            .zip(&c)
+            .filter_map(|(k, v)| Some(curve_label(k, &display_value(v.as_ref()?))))
+            .collect();
         series.push(Series {
-            label: match (&spec.curves, c) {
-                (Some(k), Some(v)) => Some(curve_label(k, &display_value(v))),
-                _ => None,
-            },
+            label: (!labels.is_empty()).then(|| labels.join(", ")),
             points,
         });
     }
@@ -335,7 +388,7 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
         .clone()
         .unwrap_or_else(|| summary.scenario.clone());
     if !spec.fix.is_empty() {
-        let fixed: Vec<String> = spec.fix.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let fixed: Vec<String> = spec.fix.iter().map(|(k, v)| curve_label(k, v)).collect();
         title.push_str(&format!(" [{}]", fixed.join(", ")));
     }
     Ok(Chart {
@@ -346,6 +399,8 @@ pub fn prepare(summary: &SummaryFile, spec: &PlotSpec) -> Result<Chart, PlotErro
         series,
         scatter: false,
         x_range: None,
+        log_x: spec.log_x,
+        log_y: spec.log_y,
     })
 }
 
@@ -382,36 +437,7 @@ fn display_unit(kind: Kind, max: f64, binary: bool) -> (f64, &'static str) {
 /// A scenario key or metric in words for an axis or legend (`goodput_mbps` → "Goodput",
 /// `path.B.delay` → "δB"); a name it does not know stays as it is.
 pub fn words(key: &str) -> String {
-    let known = match key {
-        "goodput_mbps" => Some("Goodput"),
-        "msg_delay_ms_mean" => Some("Message delay"),
-        "association.buffer" => Some("σ (send and receive buffer)"),
-        "association.send_buffer" => Some("Send buffer"),
-        "association.recv_buffer" => Some("Receive buffer"),
-        "association.stream_scheduler" => Some("Scheduler"),
-        "association.nr_sack" => Some("NR-SACK"),
-        "association.cmt" => Some("CMT"),
-        "association.cc" => Some("Congestion control"),
-        "association.rtx_policy" => Some("Retransmission policy"),
-        "association.buffer_splitting" => Some("Buffer splitting"),
-        "traffic.0.sender_queue_info" => Some("Sender queue info"),
-        // Columns of a run's time series (run::TIMESERIES_HEADER).
-        "t_s" => Some("time"),
-        "cwnd" => Some("cwnd"),
-        "ssthresh" => Some("ssthresh"),
-        "rto_ms" => Some("RTO"),
-        "flight_size" => Some("flight size"),
-        "srtt_ms" => Some("smoothed RTT"),
-        "cum_tsn" => Some("cumulative TSN ack"),
-        "send_buffered" => Some("send buffer occupancy"),
-        "recv_buffered" => Some("receive buffer occupancy"),
-        "state" => Some("path state"),
-        "retransmissions" => Some("retransmissions"),
-        "fast_retransmissions" => Some("fast retransmissions"),
-        "timeouts" => Some("T3 timeouts"),
-        _ => None,
-    };
-    if let Some(w) = known {
+    if let Some(w) = LABELS.iter().find(|(k, _)| *k == key).map(|(_, w)| *w) {
         return w.to_string();
     }
     let parts: Vec<&str> = key.split('.').collect();
@@ -419,6 +445,24 @@ pub fn words(key: &str) -> String {
         ["path", name, "delay"] => format!("δ{name}"),
         ["path", name, "rate"] => format!("ρ{name}"),
         ["path", name, "loss"] => format!("Loss on {name}"),
+        ["path", name, "reverse_loss"] => format!("Reverse loss on {name}"),
+        ["path", name, "queue"] => format!("Queue of {name}"),
+        ["path", name, "queue_bytes"] => format!("Queue of {name}"),
+        ["path", name, "mtu"] => format!("MTU of {name}"),
+        ["path", name, "reorder_rate"] => format!("Reordering rate on {name}"),
+        ["path", name, "hiccup", "rate"] => format!("Reordering rate on {name}"),
+        ["path", name, "hiccup", "displacement"] => format!("Reordering displacement on {name}"),
+        ["bottleneck", "rate"] => "Bottleneck rate".to_string(),
+        ["bottleneck", "delay"] => "Bottleneck delay".to_string(),
+        ["bottleneck", "queue"] => "Bottleneck queue".to_string(),
+        ["bottleneck", "competing_flows"] => "Competing flows".to_string(),
+        ["traffic", i, "streams"] => traffic_words("Streams", i),
+        ["traffic", i, "message_size"] => traffic_words("Message size", i),
+        ["traffic", i, "bytes"] => traffic_words("Transfer size", i),
+        ["traffic", i, "rate"] => traffic_words("Sending rate", i),
+        ["traffic", i, "unordered"] => traffic_words("Unordered", i),
+        ["traffic", i, "sender_queue_info"] => traffic_words("Sender queue info", i),
+        ["association", k] => association_words(k).map_or_else(|| key.to_string(), String::from),
         _ => {
             if let Some(n) = key
                 .strip_prefix("stream")
@@ -431,9 +475,98 @@ pub fn words(key: &str) -> String {
     }
 }
 
-/// A curve's legend: the swept key in words with its value (`RR`, `δB = 10 ms`).
+/// Labels of keys and metrics that do not follow a pattern.
+const LABELS: &[(&str, &str)] = &[
+    ("variant", "Variant"),
+    ("goodput_mbps", "Goodput"),
+    ("competing_goodput_mbps", "Competing flows' goodput"),
+    ("msg_delay_ms_mean", "Message delay"),
+    ("msg_delay_ms_median", "Median message delay"),
+    ("msg_delay_ms_p99", "99th percentile message delay"),
+    ("messages_delivered", "Messages delivered"),
+    ("transfer_time_s", "Transfer time"),
+    ("transfer_duration_s", "Download time"),
+    ("highest_tsn_sent", "Highest TSN sent"),
+    ("tsns_acked", "TSNs acknowledged"),
+    ("spurious_fast_retransmits", "Spurious fast retransmits"),
+    ("spurious_timeouts", "Spurious timeouts"),
+    ("unnecessary_retransmissions", "Unnecessary retransmissions"),
+    ("jain_fairness", "Jain's fairness index"),
+    ("bottleneck_utilization", "Bottleneck utilisation"),
+    ("send_buffer_bytes_mean", "Send buffer occupancy"),
+    ("recv_buffer_bytes_mean", "Receive buffer occupancy"),
+    ("traffic.0.sender_queue_info", "Sender queue info"),
+    // Columns of a run's time series (run::TIMESERIES_HEADER).
+    ("t_s", "time"),
+    ("cwnd", "cwnd"),
+    ("ssthresh", "ssthresh"),
+    ("rto_ms", "RTO"),
+    ("flight_size", "flight size"),
+    ("srtt_ms", "smoothed RTT"),
+    ("cum_tsn", "cumulative TSN ack"),
+    ("send_buffered", "send buffer occupancy"),
+    ("recv_buffered", "receive buffer occupancy"),
+    ("state", "path state"),
+    ("retransmissions", "retransmissions"),
+    ("fast_retransmissions", "fast retransmissions"),
+    ("timeouts", "T3 timeouts"),
+];
+
+/// `what` of traffic source `index` (the first source needs no number).
+fn traffic_words(what: &str, index: &str) -> String {
+    if index == "0" {
+        what.to_string()
+    } else {
+        format!("{what} of traffic source {index}")
+    }
+}
+
+/// An `[association]` key in words.
+fn association_words(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "buffer" => "σ (send and receive buffer)",
+        "send_buffer" => "Send buffer",
+        "recv_buffer" => "Receive buffer",
+        "stream_scheduler" => "Scheduler",
+        "nr_sack" => "NR-SACK",
+        "nr_sack_policy" => "NR-SACK policy",
+        "cmt" => "CMT",
+        "load_sharing" => "Load sharing",
+        "path_assignment" => "Path assignment",
+        "timeout_handling" => "Timeout handling",
+        "cc" => "Congestion control",
+        "rtx_policy" => "Retransmission policy",
+        "buffer_splitting" => "Buffer splitting",
+        "receive_split" => "Receive-side split",
+        "sack_path" => "SACK path",
+        "sack_delay" | "delayed_ack" => "SACK delay",
+        "send_run" => "Send run",
+        "max_paths" => "Paths used at most",
+        "idata" => "I-DATA",
+        "pf" => "Potentially-failed state",
+        "spurious_detection" => "Spurious retransmission detection",
+        "loss_detection" => "Loss detection",
+        "plpmtud" => "PLPMTUD",
+        "pacing" => "Pacing",
+        "path_mtu" => "Path MTU",
+        "rto_min" => "RTO.Min",
+        "rto_max" => "RTO.Max",
+        "rto_initial" => "RTO.Initial",
+        "rto_alpha" => "RTO.Alpha",
+        "rto_beta" => "RTO.Beta",
+        "max_burst" => "Max.Burst",
+        "streams" => "Streams",
+        "window_cover" => "Window cover",
+        "path_loss_threshold" => "Path loss threshold",
+        _ => return None,
+    })
+}
+
+/// A curve's legend: the swept key in words with its value (`RR`, `δB = 10 ms`; a variant
+/// by its name).
 fn curve_label(key: &str, value: &str) -> String {
     match (key, value) {
+        (crate::load::VARIANT_COLUMN, v) => v.to_string(),
         ("association.stream_scheduler", "rr") => "RR".to_string(),
         ("association.stream_scheduler", "fixed") => "Fixed".to_string(),
         ("association.nr_sack" | "traffic.0.sender_queue_info", v) => {
@@ -494,6 +627,14 @@ pub fn render_panels(charts: &[Chart], out: &Path) -> Result<(), PlotError> {
             )));
         }
     };
+    if !matches!(ext.as_deref(), Some("png" | "svg")) {
+        return Err(PlotError::Spec(format!(
+            "{}: the output must end in .png or .svg",
+            out.display()
+        )));
+    }
+    // plotters reports a file it cannot write as a Debug dump: try it first, for words.
+    std::fs::File::create(out).map_err(|e| draw_err(format!("cannot write the image: {e}")))?;
     match ext.as_deref() {
         Some("png") => {
             let root = BitMapBackend::new(out, size).into_drawing_area();
@@ -532,6 +673,116 @@ fn compact(v: f64) -> String {
     format!("{}{prefix}", (v / scale * 1000.0).round() / 1000.0)
 }
 
+/// The colours of the curves: Okabe and Ito's palette for colour-blind readers, without
+/// its yellow (unreadable on white), in an order that keeps neighbours apart.
+pub const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+];
+
+/// The colour of curve `i`.
+pub fn curve_color(i: usize) -> RGBAColor {
+    PALETTE[i % PALETTE.len()].to_rgba()
+}
+
+/// Title text size in pixels.
+const TITLE_SIZE: u32 = 24;
+
+/// Splits `text` into lines of at most `width` pixels as `fits` measures them, at spaces
+/// (a word wider than a line gets a line of its own).
+pub fn wrap(text: &str, width: u32, fits: impl Fn(&str) -> u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if fits(&format!("{line} {word}")) <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// Draws `title` at the top of `root`, wrapped to its width, and returns the area below.
+fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<DrawingArea<DB, Shift>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let style = TextStyle::from(("sans-serif", TITLE_SIZE).into_font())
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    let (width, _) = root.dim_in_pixel();
+    let lines = wrap(title, width.saturating_sub(32), |t| {
+        root.estimate_text_size(t, &style).map_or(0, |(w, _)| w)
+    });
+    if lines.is_empty() {
+        return Ok(root.clone());
+    }
+    let line_height = TITLE_SIZE * 5 / 4;
+    let height = 8 + line_height * u32::try_from(lines.len()).unwrap_or(1);
+    let (top, rest) = root.split_vertically(height);
+    let center = i32::try_from(width / 2).unwrap_or(0);
+    for (i, line) in lines.iter().enumerate() {
+        let y = 6 + i32::try_from(line_height * u32::try_from(i).unwrap_or(0)).unwrap_or(0);
+        top.draw(&Text::new(line.as_str(), (center, y), style.clone()))
+            .map_err(e)?;
+    }
+    Ok(rest)
+}
+
+/// Where a logarithmic axis from log10 value `lo` to `hi` is labelled: at 1, 2 and 5 times
+/// a power of ten, or at powers of ten alone on an axis spanning two decades or more (log10
+/// values).
+fn log_marks(lo: f64, hi: f64) -> Vec<f64> {
+    let mantissas: &[f64] = if hi - lo >= 2.0 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let mut out = Vec::new();
+    if !(lo.is_finite() && hi.is_finite()) {
+        return out;
+    }
+    for k in (lo.floor() as i64)..=(hi.ceil() as i64) {
+        for m in mantissas {
+            let v = k as f64 + m.log10();
+            if (lo..=hi).contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The label of the tick at log10 value `v` of a logarithmic axis: the value of the mark it
+/// falls on, with an SI prefix, or nothing between marks (plotters places many ticks on the
+/// log10 scale; only those on `marks` are named).
+fn log_tick(v: f64, marks: &[f64]) -> String {
+    let Some(mark) = marks.iter().find(|m| (*m - v).abs() < 0.009) else {
+        return String::new();
+    };
+    let x = 10f64.powf(*mark);
+    let (scale, prefix) = match x {
+        a if a >= 1e9 => (1e9, "G"),
+        a if a >= 1e6 => (1e6, "M"),
+        a if a >= 1e3 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    // One significant digit: the marks are 1, 2 and 5 times a power of ten.
+    let shown = x / scale;
+    let p = 10f64.powi(-(shown.log10().floor() as i32));
+    format!("{}{prefix}", (shown * p).round() / p)
+}
+
 /// One chart with its title, or several one above the other under the first one's title.
 fn draw_panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -546,13 +797,21 @@ where
         [first, ..] => {
             let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
             root.fill(&WHITE).map_err(e)?;
-            let area = root.titled(&first.title, ("sans-serif", 24)).map_err(e)?;
+            let area = titled(root, &first.title)?;
             for (a, c) in area.split_evenly((charts.len(), 1)).iter().zip(charts) {
                 draw(a, c, false)?;
             }
             Ok(())
         }
     }
+}
+
+/// A point as drawn: on a logarithmic axis, the logarithm of the value.
+struct Drawn {
+    x: f64,
+    y: f64,
+    /// The confidence bar's ends (None: no bar).
+    bar: Option<(f64, f64)>,
 }
 
 /// Draws `chart` into `root`, with its title as the caption if `caption`.
@@ -566,7 +825,41 @@ where
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let all: Vec<&ChartPoint> = chart.series.iter().flat_map(|s| &s.points).collect();
+    let root = &if caption && !chart.title.is_empty() {
+        titled(root, &chart.title)?
+    } else {
+        root.clone()
+    };
+    // A logarithmic axis is a linear one over log10 of the values, labelled with the values.
+    let tx = |x: f64| if chart.log_x { x.log10() } else { x };
+    let ty = |y: f64| if chart.log_y { y.log10() } else { y };
+    let drawn: Vec<Vec<Drawn>> = chart
+        .series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .map(|p| {
+                    let bar = (p.ci95.is_finite() && p.ci95 > 0.0).then(|| {
+                        let lo = p.mean - p.ci95;
+                        // On a log axis a bar reaching zero or below ends at the axis.
+                        let lo = if chart.log_y && lo <= 0.0 {
+                            f64::NEG_INFINITY
+                        } else {
+                            ty(lo)
+                        };
+                        (lo, ty(p.mean + p.ci95))
+                    });
+                    Drawn {
+                        x: tx(p.x),
+                        y: ty(p.mean),
+                        bar,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let all: Vec<&Drawn> = drawn.iter().flatten().collect();
     let (mut x0, mut x1) = match &chart.x_axis {
         XAxis::Categories(c) => (-0.5, c.len() as f64 - 0.5),
         XAxis::Numeric { .. } => all
@@ -579,7 +872,7 @@ where
         (x0, x1) = (0.0, 1.0);
     }
     if let (Some((a, b)), XAxis::Numeric { .. }) = (chart.x_range, &chart.x_axis) {
-        (x0, x1) = (a, b);
+        (x0, x1) = (tx(a), tx(b));
     } else if matches!(chart.x_axis, XAxis::Numeric { .. }) {
         let pad = if x1 > x0 {
             (x1 - x0) * 0.05
@@ -589,21 +882,22 @@ where
         x0 -= pad;
         x1 += pad;
     }
-    let bar = |p: &ChartPoint| if p.ci95.is_finite() { p.ci95 } else { 0.0 };
+    let finite = |v: f64| v.is_finite().then_some(v);
     let mut y0 = all
         .iter()
-        .map(|p| p.mean - bar(p))
+        .filter_map(|p| finite(p.bar.map_or(p.y, |b| b.0)))
         .fold(f64::INFINITY, f64::min);
     let mut y1 = all
         .iter()
-        .map(|p| p.mean + bar(p))
+        .filter_map(|p| finite(p.bar.map_or(p.y, |b| b.1)))
         .fold(f64::NEG_INFINITY, f64::max);
     if !(y0.is_finite() && y1.is_finite()) {
         (y0, y1) = (0.0, 1.0);
     }
     // Start at zero for non-negative data, the honest default for rates and times; a
-    // time-sequence plot zooms in on the TSNs of its time range instead.
-    if y0 >= 0.0 && !chart.scatter {
+    // time-sequence plot zooms in on the TSNs of its time range instead (and a log axis has
+    // no zero).
+    if y0 >= 0.0 && !chart.scatter && !chart.log_y {
         y0 = 0.0;
     }
     let pad = if y1 > y0 {
@@ -614,15 +908,11 @@ where
     // Room for the legend above the data.
     let legend = chart.series.iter().filter(|s| s.label.is_some()).count() as f64;
     y1 += pad * (1.0 + legend);
-    if y0 < 0.0 {
+    if y0 < 0.0 || chart.log_y {
         y0 -= pad;
     }
 
-    let mut builder = ChartBuilder::on(root);
-    if caption && !chart.title.is_empty() {
-        builder.caption(&chart.title, ("sans-serif", 24));
-    }
-    let mut ctx = builder
+    let mut ctx = ChartBuilder::on(root)
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(72)
@@ -631,6 +921,11 @@ where
     let categories = match &chart.x_axis {
         XAxis::Categories(c) => Some(c.clone()),
         XAxis::Numeric { .. } => None,
+    };
+    let x_marks = if chart.log_x {
+        log_marks(x0, x1)
+    } else {
+        Vec::new()
     };
     let x_fmt = |v: &f64| match &categories {
         Some(c) => {
@@ -641,13 +936,25 @@ where
                 String::new()
             }
         }
+        None if chart.log_x => log_tick(*v, &x_marks),
         None => format!("{}", (v * 1e6).round() / 1e6),
     };
     // Large values (bytes in a time series) in k, M or G, so that their ticks fit.
-    let big = y0.abs().max(y1.abs()) >= 1e5;
-    let y_fmt = |v: &f64| compact(*v);
+    let big = !chart.log_y && y0.abs().max(y1.abs()) >= 1e5;
+    let y_marks = if chart.log_y {
+        log_marks(y0, y1)
+    } else {
+        Vec::new()
+    };
+    let y_fmt = |v: &f64| {
+        if chart.log_y {
+            log_tick(*v, &y_marks)
+        } else {
+            compact(*v)
+        }
+    };
     let mut mesh = ctx.configure_mesh();
-    if big {
+    if big || chart.log_y {
         mesh.y_label_formatter(&y_fmt);
     }
     mesh.x_desc(chart.x_label.as_str())
@@ -660,17 +967,42 @@ where
     if let Some(c) = &categories {
         mesh.x_labels(c.len() * 2 + 1);
     }
+    // A log axis: ticks a nice step apart that falls on every mark (0.02 in log10 holds
+    // log10 2 ≈ 0.30 and log10 5 ≈ 0.70; 1 holds the decades); the grid is drawn at the marks.
+    let log_ticks = |lo: f64, hi: f64| {
+        let step = if hi - lo >= 2.0 { 1.0 } else { 0.02 };
+        ((hi - lo) / step).ceil() as usize + 1
+    };
+    if chart.log_x {
+        mesh.x_labels(log_ticks(x0, x1)).disable_x_mesh();
+    }
+    if chart.log_y {
+        mesh.y_labels(log_ticks(y0, y1)).disable_y_mesh();
+    }
     mesh.draw().map_err(e)?;
+    let grid = ShapeStyle::from(&RGBColor(205, 205, 205)).stroke_width(1);
+    ctx.draw_series(
+        x_marks
+            .iter()
+            .map(|&x| PathElement::new(vec![(x, y0), (x, y1)], grid)),
+    )
+    .map_err(e)?;
+    ctx.draw_series(
+        y_marks
+            .iter()
+            .map(|&y| PathElement::new(vec![(x0, y), (x1, y)], grid)),
+    )
+    .map_err(e)?;
 
-    for (i, s) in chart.series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+    for (i, (s, points)) in chart.series.iter().zip(&drawn).enumerate() {
+        let color = curve_color(i);
         let style = ShapeStyle::from(&color).stroke_width(2);
         if chart.scatter {
             let marker = Marker::of(i, color);
             let drawn = ctx
-                .draw_series(s.points.iter().map(|p| {
+                .draw_series(points.iter().map(|p| {
                     let (area, outline) = marker.at_offset((0, 0));
-                    EmptyElement::at((p.x, p.mean)) + area + outline
+                    EmptyElement::at((p.x, p.y)) + area + outline
                 }))
                 .map_err(e)?;
             if let Some(label) = &s.label {
@@ -683,11 +1015,11 @@ where
         }
         // Each curve has its own dash pattern and marker, so curves that coincide (or a
         // print in black and white) still tell apart.
-        let points = s.points.iter().map(|p| (p.x, p.mean));
+        let xy = points.iter().map(|p| (p.x, p.y));
         let line = match i % 3 {
-            0 => ctx.draw_series(LineSeries::new(points, style)),
-            1 => ctx.draw_series(DashedLineSeries::new(points, 10, 6, style)),
-            _ => ctx.draw_series(DashedLineSeries::new(points, 3, 5, style)),
+            0 => ctx.draw_series(LineSeries::new(xy, style)),
+            1 => ctx.draw_series(DashedLineSeries::new(xy, 10, 6, style)),
+            _ => ctx.draw_series(DashedLineSeries::new(xy, 3, 5, style)),
         }
         .map_err(e)?;
         if let Some(label) = &s.label {
@@ -701,17 +1033,16 @@ where
         }
         // A marker on every point, or on about 20 of a long curve (a time series), shifted
         // by a sample per curve so that coinciding curves still show each marker.
-        let every = if s.points.len() > 40 {
-            s.points.len().div_ceil(20)
+        let every = if points.len() > 40 {
+            points.len().div_ceil(20)
         } else {
             1
         };
-        let at = s
-            .points
+        let at = points
             .iter()
             .enumerate()
             .filter(|(k, _)| (k + i) % every == 0)
-            .map(|(_, p)| (p.x, p.mean));
+            .map(|(_, p)| (p.x, p.y));
         let marker = Marker::of(i, color);
         ctx.draw_series(at.map(|c| {
             let (area, outline) = marker.at_offset((0, 0));
@@ -720,18 +1051,18 @@ where
         .map_err(e)?;
         // The 95 % confidence bars: a vertical line with caps (plotters' ErrorBar would also
         // draw a dot at the mean, hiding the curve's own marker).
-        let bars = s
-            .points
+        let bars: Vec<(f64, f64, f64)> = points
             .iter()
-            .filter(|p| p.ci95.is_finite() && p.ci95 > 0.0);
-        ctx.draw_series(bars.clone().map(|p| {
-            PathElement::new(vec![(p.x, p.mean - p.ci95), (p.x, p.mean + p.ci95)], style)
-        }))
+            .filter_map(|p| p.bar.map(|(lo, hi)| (p.x, lo.max(y0), hi)))
+            .collect();
+        ctx.draw_series(
+            bars.iter()
+                .map(|&(x, lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], style)),
+        )
         .map_err(e)?;
-        ctx.draw_series(bars.flat_map(|p| {
-            [p.mean - p.ci95, p.mean + p.ci95].map(|y| {
-                EmptyElement::at((p.x, y)) + PathElement::new(vec![(-5, 0), (5, 0)], style)
-            })
+        ctx.draw_series(bars.iter().flat_map(|&(x, lo, hi)| {
+            [lo, hi]
+                .map(|y| EmptyElement::at((x, y)) + PathElement::new(vec![(-5, 0), (5, 0)], style))
         }))
         .map_err(e)?;
     }
@@ -807,5 +1138,23 @@ impl Marker {
             area,
             PathElement::new(pts, ShapeStyle::from(&self.color).stroke_width(2)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_axes_are_labelled_at_one_two_five() {
+        let marks = log_marks(16f64.log10(), 256f64.log10());
+        let shown: Vec<String> = marks.iter().map(|&m| log_tick(m, &marks)).collect();
+        assert_eq!(shown, ["20", "50", "100", "200"]);
+        // A tick between marks has no label; a wide axis is labelled at decades only.
+        assert_eq!(log_tick(1.5, &marks), "");
+        let wide = log_marks(-3.2, 1.5);
+        let shown: Vec<String> = wide.iter().map(|&m| log_tick(m, &wide)).collect();
+        assert_eq!(shown, ["0.001", "0.01", "0.1", "1", "10"]);
+        assert_eq!(log_tick(6.0, &[6.0]), "1M");
     }
 }

@@ -73,6 +73,27 @@ impl Summary {
     }
 }
 
+/// `mean ± ci95` with both to `decimals` places: the interval is printed to the mean's
+/// precision, so one far below it (±6.7e-16 of a deterministic metric's rounding) prints
+/// as ±0 at that precision, never in exponent notation. A NaN interval is left out.
+pub fn mean_ci(mean: f64, ci95: f64, decimals: usize) -> String {
+    let mean = fixed(mean, decimals);
+    if ci95.is_nan() {
+        mean
+    } else {
+        format!("{mean} ± {}", fixed(ci95, decimals))
+    }
+}
+
+/// `x` to `decimals` places, without a minus sign on a value that rounds to zero.
+pub fn fixed(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => s,
+    }
+}
+
 /// Two-sided 95 % critical values t(0.975, df) for df = 1..=30.
 const T975: [f64; 30] = [
     12.706_204_736,
@@ -131,6 +152,14 @@ pub fn student_t975(df: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn intervals_print_to_the_means_precision() {
+        assert_eq!(mean_ci(9.535_212_4, 6.7e-16, 4), "9.5352 ± 0.0000");
+        assert_eq!(mean_ci(9.535_212_4, 0.012_34, 2), "9.54 ± 0.01");
+        assert_eq!(mean_ci(1.5, f64::NAN, 3), "1.500");
+        assert_eq!(mean_ci(-1e-9, 1e-17, 3), "0.000 ± 0.000");
+    }
 
     #[test]
     fn expansion_matches_table_at_30() {

@@ -1,5 +1,8 @@
 //! Sweeps: the `[sweep]` table of a scenario file maps parameter keys to lists of values, and
-//! the sweep points are the cartesian product of those lists.
+//! the sweep points are the cartesian product of those lists. Two other kinds of factor of
+//! the product ([`crate::load`] reads them): `[[sweep.zip]]` tables, whose keys' lists are
+//! walked together element by element, and `[[sweep.variant]]` tables, named sets of values
+//! whose names fill the `variant` column.
 //!
 //! A key addresses the scenario's TOML tree with dots: `association.send_buffer` is the key
 //! `send_buffer` of the table `association`. Where the tree holds an array (`[[path]]`,

@@ -188,6 +188,113 @@ fn unquoted_dotted_sweep_keys_work_too() {
     assert_eq!(e.points[1].scenario.paths[0].rate.0, 2e6);
 }
 
+#[test]
+fn variants_are_one_dimension_of_named_overrides() {
+    // Three runs, not a product of load sharing × path assignment with an unwanted cell.
+    let text = format!(
+        "{TWO_PATHS}\n[sweep]\n\"path.B.loss\" = [0.0, 0.01]\n\n\
+         [[sweep.variant]]\nname = \"CMT-RR\"\n\"association.load_sharing\" = \"cmt\"\n\n\
+         [[sweep.variant]]\nname = \"CMT-fixed\"\n\"association.load_sharing\" = \"cmt\"\n\
+         association.stream_scheduler = \"fixed\"\n\n\
+         [[sweep.variant]]\nname = \"LS-SCTP\"\n\"association.load_sharing\" = \"ls\"\n"
+    );
+    let e = load_str(&text);
+    assert_eq!(e.sweep, ["path.B.loss", "variant"]);
+    let got: Vec<String> = e.points.iter().map(|p| p.params.describe()).collect();
+    assert_eq!(
+        got,
+        [
+            "path.B.loss=0.0, variant=CMT-RR",
+            "path.B.loss=0.0, variant=CMT-fixed",
+            "path.B.loss=0.0, variant=LS-SCTP",
+            "path.B.loss=0.01, variant=CMT-RR",
+            "path.B.loss=0.01, variant=CMT-fixed",
+            "path.B.loss=0.01, variant=LS-SCTP",
+        ]
+    );
+    use braid_proto::SchedulerKind;
+    use braid_sim::scenario::LoadSharing;
+    let a = |i: usize| &e.points[i].scenario.association;
+    assert_eq!(a(0).load_sharing, Some(LoadSharing::Cmt));
+    assert_eq!(a(0).stream_scheduler, None);
+    assert_eq!(a(1).stream_scheduler, Some(SchedulerKind::Fixed));
+    assert_eq!(a(2).load_sharing, Some(LoadSharing::Ls));
+    assert_eq!(
+        a(2).stream_scheduler,
+        None,
+        "variants do not leak into each other"
+    );
+    // The variant is a column of the outputs like any swept key.
+    let outcome = runner::run_all(&e, &RunnerOptions::default(), &fake, &no_progress).unwrap();
+    let csv = runner::runs_csv(&e, &outcome);
+    assert!(csv.starts_with("point,path.B.loss,variant,seed,"), "{csv}");
+    assert!(csv.contains("\n1,0.0,CMT-fixed,0,"), "{csv}");
+    let summary = runner::summarize(&e, &outcome, 1);
+    assert!(runner::summary_csv(&summary).starts_with("point,path.B.loss,variant,metric,"));
+}
+
+#[test]
+fn zip_walks_keys_together() {
+    let text = format!(
+        "{TWO_PATHS}\n[sweep]\n\"association.rto_min\" = [\"100ms\", \"200ms\"]\n\n\
+         [[sweep.zip]]\n\"path.A.delay\" = [\"5ms\", \"50ms\", \"200ms\"]\n\
+         \"path.A.rate\" = [\"100Mbit/s\", \"10Mbit/s\", \"1Mbit/s\"]\n"
+    );
+    let e = load_str(&text);
+    assert_eq!(
+        e.sweep,
+        ["association.rto_min", "path.A.delay", "path.A.rate"]
+    );
+    assert_eq!(e.points.len(), 6, "2 × 3, not 2 × 3 × 3");
+    let got: Vec<String> = e.points.iter().map(|p| p.params.describe()).collect();
+    assert_eq!(
+        got[..3],
+        [
+            "association.rto_min=100ms, path.A.delay=5ms, path.A.rate=100Mbit/s",
+            "association.rto_min=100ms, path.A.delay=50ms, path.A.rate=10Mbit/s",
+            "association.rto_min=100ms, path.A.delay=200ms, path.A.rate=1Mbit/s",
+        ]
+    );
+    assert_eq!(e.points[4].scenario.paths[0].rate.0, 10e6);
+    assert_eq!(e.points[4].scenario.paths[0].delay, ms(50));
+}
+
+#[test]
+fn variant_and_zip_errors_name_the_entry() {
+    let base = format!("{BASE}[[traffic]]\nkind = \"saturated\"\n");
+    // Line 9 is the first after BASE and the traffic entry.
+    let d = load_err(&format!(
+        "{base}[[sweep.zip]]\n\"path.A.delay\" = [\"1ms\", \"2ms\"]\n\"path.A.rate\" = [\"1Mbit/s\"]\n"
+    ));
+    assert_diag(&d, 11, "sweep \"path.A.rate\"", "same length");
+    let d = load_err(&format!(
+        "{base}[[sweep.variant]]\nname = \"x\"\n\"path.A.delay\" = \"5 parsecs\"\n"
+    ));
+    assert_diag(
+        &d,
+        11,
+        "sweep variant \"x\" \"path.A.delay\"",
+        "unknown duration unit",
+    );
+    let d = load_err(&format!(
+        "{base}[[sweep.variant]]\n\"path.A.delay\" = \"5ms\"\n"
+    ));
+    assert_diag(&d, 9, "sweep.variant", "needs a `name`");
+    let d = load_err(&format!(
+        "{base}[[sweep.variant]]\nname = \"x\"\n[[sweep.variant]]\nname = \"x\"\n"
+    ));
+    assert_diag(&d, 12, "sweep.variant.name", "two variants are named \"x\"");
+    let d = load_err(&format!(
+        "{base}[sweep]\n\"path.A.delay\" = [\"1ms\"]\n[[sweep.variant]]\nname = \"x\"\n\"path.0.delay\" = \"5ms\"\n"
+    ));
+    assert_diag(
+        &d,
+        13,
+        "sweep variant \"x\" \"path.0.delay\"",
+        "same value as sweep key \"path.A.delay\"",
+    );
+}
+
 // ---------------------------------------------------------------- error messages
 
 /// Asserts `d` names the file, line `line` and the key, and mentions `words`.
@@ -262,6 +369,52 @@ fn errors_inside_traffic_entries_name_the_entry() {
     assert_diag(&d, 9, "traffic.0.streams", "invalid type: string \"two\"");
     let d = load_err(&format!("{BASE}[[traffic]]\nkind = \"saturate\"\n"));
     assert_diag(&d, 8, "traffic.0.kind", "unknown variant");
+}
+
+#[test]
+fn traffic_fields_are_checked_when_the_file_is_loaded() {
+    let traffic = |body: &str| load_err(&format!("{BASE}[[traffic]]\n{body}\n"));
+    let d = traffic("kind = \"saturated\"\nmessage_size = 0");
+    assert_diag(&d, 9, "traffic.0.message_size", "must be at least 1 byte");
+    assert_eq!(d.file, "bad.toml");
+    let d = traffic("kind = \"saturated\"\nstreams = 0");
+    assert_diag(&d, 9, "traffic.0.streams", "must be at least 1");
+    let d = traffic("kind = \"transfer\"\nbytes = \"0B\"");
+    assert_diag(&d, 9, "traffic.0.bytes", "a transfer of 0 bytes");
+    let d = traffic("kind = \"onoff\"\nrate = \"1Mbit/s\"\non = \"0s\"\noff = \"1s\"");
+    assert_diag(&d, 10, "traffic.0.on", "on time");
+    let d =
+        traffic("kind = \"saturated\"\nmessage_size = 100000\n[association]\nbuffer = \"64KiB\"");
+    assert_diag(
+        &d,
+        9,
+        "traffic.0.message_size",
+        "exceed the largest message",
+    );
+    // A default that breaks a rule: at the entry that leaves it unset.
+    let d = traffic("kind = \"saturated\"\n[association]\nbuffer = \"1KiB\"");
+    assert_diag(&d, 7, "traffic.0.message_size", "1452 bytes exceed");
+    // A swept value: at the value in [sweep].
+    let d = traffic("kind = \"saturated\"\n[sweep]\n\"traffic.0.message_size\" = [1000, 0]");
+    assert_diag(
+        &d,
+        10,
+        "sweep \"traffic.0.message_size\"",
+        "must be at least 1 byte",
+    );
+}
+
+#[test]
+fn a_file_without_traffic_says_which_source_it_gets() {
+    let e = load_str(BASE);
+    assert_eq!(e.notes.len(), 1);
+    assert!(
+        e.notes[0].starts_with("test.toml: no [[traffic]]: the sender runs the default source, one saturated stream of 1452-byte"),
+        "{:?}",
+        e.notes
+    );
+    let e = load_str(&format!("{BASE}[[traffic]]\nkind = \"saturated\"\n"));
+    assert!(e.notes.is_empty());
 }
 
 #[test]
@@ -747,7 +900,7 @@ fn plot_with_units_curves_and_both_formats() {
     let spec = PlotSpec {
         x: "association.send_buffer".into(),
         y: "goodput_mbps".into(),
-        curves: Some("path.A.delay".into()),
+        curves: vec!["path.A.delay".into()],
         ..PlotSpec::default()
     };
     let png = dir.join("goodput.png");
@@ -797,6 +950,126 @@ fn plot_with_units_curves_and_both_formats() {
     };
     let err = plot::plot(&dir, &bad, &png).unwrap_err().to_string();
     assert!(err.contains("no metric \"nope\""), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A summary of `text` run with the stand-in simulator.
+fn summary_of(text: &str, seeds: u32) -> SummaryFile {
+    let e = load_str(text);
+    let opts = RunnerOptions {
+        seeds: Some(seeds),
+        ..RunnerOptions::default()
+    };
+    let outcome = runner::run_all(&e, &opts, &fake, &no_progress).expect("the stand-in runs");
+    runner::summarize(&e, &outcome, seeds)
+}
+
+#[test]
+fn curves_over_several_keys_and_variants() {
+    let text = format!(
+        "{TWO_PATHS}\n[association]\nsend_buffer = \"64KiB\"\n[sweep]\n\
+         \"path.A.delay\" = [\"10ms\", \"50ms\"]\n\"path.B.loss\" = [0.0, 0.01]\n\
+         \"association.cmt\" = [false, true]\n\n\
+         [[sweep.variant]]\nname = \"CMT-RR\"\n[[sweep.variant]]\nname = \"LS-SCTP\"\n\
+         \"association.load_sharing\" = \"ls\"\n"
+    );
+    let summary = summary_of(&text, 2);
+    let spec = PlotSpec {
+        x: "path.A.delay".into(),
+        y: "goodput_mbps".into(),
+        curves: vec!["path.B.loss".into(), "association.cmt".into()],
+        fix: vec![("variant".into(), "LS-SCTP".into())],
+        ..PlotSpec::default()
+    };
+    let chart = plot::prepare(&summary, &spec).unwrap();
+    let labels: Vec<&str> = chart
+        .series
+        .iter()
+        .map(|s| s.label.as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Loss on B = 0.0, CMT = false",
+            "Loss on B = 0.0, CMT = true",
+            "Loss on B = 0.01, CMT = false",
+            "Loss on B = 0.01, CMT = true",
+        ]
+    );
+    // A held key is named in words in the title, not as a raw key (a variant by its name).
+    assert!(chart.title.ends_with("[LS-SCTP]"), "{}", chart.title);
+    // Variants as curves: legends are the names.
+    let spec = PlotSpec {
+        curves: vec!["variant".into(), "association.cmt".into()],
+        fix: vec![("path.B.loss".into(), "0.0".into())],
+        ..spec
+    };
+    let chart = plot::prepare(&summary, &spec).unwrap();
+    // In order of first appearance: the variant varies fastest in this file.
+    assert_eq!(
+        chart.series[1].label.as_deref(),
+        Some("LS-SCTP, CMT = false")
+    );
+    assert_eq!(chart.x_label, "δA (ms)");
+}
+
+#[test]
+fn log_axes_refuse_what_they_cannot_show() {
+    let text = format!("{BASE}[sweep]\n\"path.A.delay\" = [\"1ms\", \"10ms\", \"100ms\"]\n");
+    let summary = summary_of(&text, 2);
+    let spec = PlotSpec {
+        x: "path.A.delay".into(),
+        y: "msg_delay_ms_mean".into(),
+        log_x: true,
+        log_y: true,
+        ..PlotSpec::default()
+    };
+    let chart = plot::prepare(&summary, &spec).unwrap();
+    assert!(chart.log_x && chart.log_y);
+    let dir = temp_dir("log");
+    std::fs::create_dir_all(&dir).unwrap();
+    plot::render(&chart, &dir.join("log.svg")).unwrap();
+    // The stand-in's stream goodput is 0 without a send buffer: no place on a log axis.
+    let bad = PlotSpec {
+        y: "stream0_goodput_mbps".into(),
+        ..spec.clone()
+    };
+    let err = plot::prepare(&summary, &bad).unwrap_err().to_string();
+    assert!(
+        err.contains("--log-y needs positive values; stream0_goodput_mbps is 0"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn long_titles_wrap_and_the_palette_has_no_yellow() {
+    // Ten pixels per character, lines of at most 100 pixels.
+    let lines = plot::wrap("a title far too long to fit one line", 100, |t| {
+        10 * t.chars().count() as u32
+    });
+    assert_eq!(lines, ["a title", "far too", "long to", "fit one", "line"]);
+    for c in plot::PALETTE {
+        let (r, g, b) = (c.0, c.1, c.2);
+        assert!(!(r > 200 && g > 200 && b < 120), "yellow: {c:?}");
+    }
+}
+
+#[test]
+fn plot_errors_are_words() {
+    let dir = temp_dir("plot-err");
+    run_into(&dir, 1, Some(2));
+    let spec = PlotSpec {
+        x: "association.send_buffer".into(),
+        y: "goodput_mbps".into(),
+        curves: vec!["path.A.delay".into()],
+        ..PlotSpec::default()
+    };
+    let err = plot::plot(&dir, &spec, &dir.join("no/such/dir/g.png"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot write the image"), "{err}");
+    assert!(!err.contains("IOError") && !err.contains("Os {"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

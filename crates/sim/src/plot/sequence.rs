@@ -269,6 +269,8 @@ pub fn prepare(seq: &Sequence, spec: &SequenceSpec) -> Result<Vec<Chart>, PlotEr
             series,
             scatter: true,
             x_range: Some((from, to)),
+            log_x: false,
+            log_y: false,
         },
         Chart {
             title: String::new(),
@@ -278,6 +280,8 @@ pub fn prepare(seq: &Sequence, spec: &SequenceSpec) -> Result<Vec<Chart>, PlotEr
             series: windows,
             scatter: false,
             x_range: Some((from, to)),
+            log_x: false,
+            log_y: false,
         },
     ])
 }

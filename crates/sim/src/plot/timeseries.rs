@@ -242,6 +242,8 @@ pub fn prepare(ts: &TimeSeries, spec: &TimeSeriesSpec) -> Result<Vec<Chart>, Plo
                 series,
                 scatter: false,
                 x_range: None,
+                log_x: false,
+                log_y: false,
             }
         })
         .collect();

@@ -663,11 +663,25 @@ pub fn ls_sctp(
     run: &(dyn Fn(&Scenario, &RunOptions) -> Result<RunResult, SimError> + Sync),
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<(Results, LsSeries, Vec<runner::Report>), ReproduceError> {
+    ls_sctp_campaign(opts, &super::CampaignOptions::default(), run, progress)
+}
+
+/// [`ls_sctp`] with campaign options: `camp.fresh` runs again the runs stored in
+/// `opts.out/<fig>/runs` (a shard is not supported: every run is needed for the report).
+pub fn ls_sctp_campaign(
+    opts: &ReproduceOptions,
+    camp: &super::CampaignOptions,
+    run: &(dyn Fn(&Scenario, &RunOptions) -> Result<RunResult, SimError> + Sync),
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<(Results, LsSeries, Vec<runner::Report>), ReproduceError> {
     ReproduceManifest::named("ls-sctp", opts).write(&opts.out)?;
     let figures = LS_SCTP
         .iter()
         .map(|fig| Ok((fig.id, ls_experiment(fig, opts.quick)?)));
-    let camp = super::CampaignOptions::default();
+    let camp = super::CampaignOptions {
+        shard: None,
+        fresh: camp.fresh,
+    };
     let (results, reports) = super::run_figures(opts, &camp, figures, run, progress)?;
     let series = LsSeries::read(&opts.out, &results);
     super::ls_report::write(&results, &series, opts)?;

@@ -8,10 +8,10 @@ use super::ls::{
     self, BUF, FIG12_EQ1, FIG12_LARGE, HANDLING, LOSS, LS_DEPARTURES, LS_SCTP, LsSeries, MODE,
     PATHS, PMR, RunSeries, path_payload_mbps,
 };
-use super::verdict::{Verdict, departure};
+use super::verdict::{Citations, Verdict};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
-use crate::stats::Summary;
+use crate::stats::{Summary, mean_ci};
 
 fn point(x: f64, s: Summary) -> ChartPoint {
     ChartPoint {
@@ -44,6 +44,8 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> Char
         series,
         scatter: false,
         x_range: None,
+        log_x: false,
+        log_y: false,
     }
 }
 
@@ -230,7 +232,7 @@ fn show(s: &Option<Summary>) -> String {
     match s {
         Some(s) if s.mean.is_infinite() => format!("never (n={})", s.n),
         Some(s) if s.n > 1 && !s.ci95.is_nan() => {
-            format!("{:.3} ± {:.3} (n={})", s.mean, s.ci95, s.n)
+            format!("{} (n={})", mean_ci(s.mean, s.ci95, 3), s.n)
         }
         Some(s) if !s.mean.is_nan() => format!("{:.3} (n={})", s.mean, s.n),
         _ => "not run".into(),
@@ -247,10 +249,11 @@ fn mean_of(
     show(&s.stat(r, id, at, f))
 }
 
-/// The reason the report gives after a verdict: the departure's, or "not explained".
-fn why(id: &str, verdict: Verdict) -> String {
-    match departure(LS_DEPARTURES, id) {
-        Some(r) => format!(" — {r}"),
+/// What the report adds after a verdict: the label of its departure (the reason is printed
+/// once, under "Departures"), or "not explained".
+fn why(citations: &mut Citations<'_>, id: &str, verdict: Verdict) -> String {
+    match citations.cite(id) {
+        Some(label) => format!(" ({label})"),
         None if verdict == Verdict::Departs => " (not explained)".into(),
         None => String::new(),
     }
@@ -327,10 +330,11 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
          | Fig. 19 `down` | 5–50 s | the text says \"40 s, after 5 s\" but also inactive at 33 s and recovery at t = 50 s; the stated times kept |\n\
          | Fig. 19 `path_max_retrans` | 5 (stated) and 4 | the paper's t = 33 s is its fifth timeout; RFC 9260 §8.2 marks at the sixth |\n\n",
     );
+    let mut citations = Citations::new(LS_DEPARTURES);
     md.push_str("## The paper's numbers\n\n| figure | what | metric | paper | braid | verdict |\n|---|---|---|---|---|---|\n");
     for c in &checks {
         let verdict = c.verdict();
-        let why = why(&c.id, verdict);
+        let why = why(&mut citations, &c.id, verdict);
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | **{}**{} |",
@@ -348,7 +352,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     );
     for c in &claims {
         let verdict = c.verdict();
-        let why = why(&c.id, verdict);
+        let why = why(&mut citations, &c.id, verdict);
         let _ = writeln!(
             md,
             "| {} | {} | {} | **{}**{} |",
@@ -359,6 +363,7 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
             why
         );
     }
+    md.push_str(&citations.section());
     // Fig. 12 table.
     md.push_str("\n## Fig. 12: throughput by number of paths (Mbit/s)\n\n| paths | buffer 93.75 kB (Eq. (1)) | buffer 375 kB | n × path rate |\n|---|---|---|---|\n");
     for n in 1..=5u32 {

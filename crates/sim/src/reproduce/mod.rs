@@ -41,16 +41,19 @@ pub use cmt::{
 };
 pub use ls::{
     LS_DEPARTURES, LS_SCTP, LsFigure, LsSeries, PathSamples, RunSeries, ls_checks, ls_claims,
-    ls_experiment, ls_sctp, path_payload_mbps,
+    ls_experiment, ls_sctp, ls_sctp_campaign, path_payload_mbps,
 };
 pub use ls_report::ls_report;
 pub use report::cmt_report;
 pub use spurious::{
     Micro, SPURIOUS, SPURIOUS_DEPARTURES, SpuriousFigure, cmt_goodput, cmt_recovered,
-    detection_inactive, spurious, spurious_checks, spurious_claims, spurious_experiment,
+    detection_inactive, spurious, spurious_campaign, spurious_checks, spurious_claims,
+    spurious_experiment,
 };
 pub use spurious_report::{EXPLAIN_PCT, spurious_report};
-pub use verdict::{Check, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches};
+pub use verdict::{
+    Check, Citations, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches,
+};
 
 /// One scenario file of a reproduction.
 #[derive(Debug, Clone, Copy)]

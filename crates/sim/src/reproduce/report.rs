@@ -4,13 +4,14 @@
 use std::fmt::Write as _;
 
 use super::cmt::{self, BUF, DELAY_B, FIG6_RATES, NRSACK, RATE_B, SCHED, SQINFO};
-use super::verdict::{Expect, Verdict, departure};
+use super::verdict::{Citations, Expect, Verdict};
 use super::{
     CMT_DEPARTURES, CMT_SCHEDULING, QUICK_MEASUREMENT, QUICK_SEEDS, QUICK_WARMUP, ReproduceOptions,
     Results, display_kib,
 };
 use crate::plot::{self, Chart, PlotSpec, Series};
 use crate::runner::SummaryFile;
+use crate::stats::mean_ci;
 use crate::sweep::display_value;
 
 /// A chart of one or more metrics, one curve per (variant, metric): each variant fixes every
@@ -29,12 +30,11 @@ fn compose(
             let spec = PlotSpec {
                 x: BUF.into(),
                 y: (*metric).into(),
-                curves: None,
                 fix: fix
                     .iter()
                     .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
                     .collect(),
-                title: None,
+                ..PlotSpec::default()
             };
             let c = plot::prepare(summary, &spec)?;
             let label = if mlabel.is_empty() {
@@ -520,10 +520,14 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
             n => format!("; {n} not run"),
         }
     );
-    let why = |id: &str, v: Verdict| match (v, departure(CMT_DEPARTURES, id)) {
-        (Verdict::Departs, Some(reason)) => format!("**departs**: {reason}"),
-        (Verdict::Departs, None) => "**departs** (not explained)".into(),
-        (v, _) => v.word().into(),
+    // A cause's reason is printed once, under "Departures"; rows cite it by label.
+    let mut citations = Citations::new(CMT_DEPARTURES);
+    let mut why = |id: &str, v: Verdict| match v {
+        Verdict::Departs => match citations.cite(id) {
+            Some(label) => format!("**departs** ({label})"),
+            None => "**departs** (not explained)".into(),
+        },
+        v => v.word().into(),
     };
     let _ = writeln!(
         md,
@@ -535,16 +539,11 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
         let (braid, dev) = match c.braid {
             Some(s) if s.mean.is_infinite() => ("not reached at any σ run".into(), "–".into()),
             Some(s) if s.n > 0 => {
-                let ci = if s.ci95.is_nan() {
-                    String::new()
-                } else {
-                    format!(" ± {:.2}", s.ci95)
-                };
                 let dev = c
                     .paper
                     .deviation_pct(s.mean)
                     .map_or("–".into(), |d| format!("{d:+.1} %"));
-                (format!("{:.2}{ci}", s.mean), dev)
+                (mean_ci(s.mean, s.ci95, 2), dev)
             }
             _ => ("–".into(), "–".into()),
         };
@@ -569,6 +568,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
             why(&c.id, c.verdict())
         );
     }
+    md.push_str(&citations.section());
     let _ = writeln!(md);
     assumptions_section(&mut md, r);
     fig4_assumptions_section(&mut md, r);

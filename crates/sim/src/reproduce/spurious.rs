@@ -1146,11 +1146,25 @@ pub fn spurious(
     run: &(dyn Fn(&Scenario, &RunOptions) -> Result<RunResult, SimError> + Sync),
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<(Results, Micro, Vec<runner::Report>), ReproduceError> {
+    spurious_campaign(opts, &super::CampaignOptions::default(), run, progress)
+}
+
+/// [`spurious`] with campaign options: `camp.fresh` runs again the runs stored in
+/// `opts.out/<fig>/runs` (a shard is not supported: every run is needed for the report).
+pub fn spurious_campaign(
+    opts: &ReproduceOptions,
+    camp: &super::CampaignOptions,
+    run: &(dyn Fn(&Scenario, &RunOptions) -> Result<RunResult, SimError> + Sync),
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<(Results, Micro, Vec<runner::Report>), ReproduceError> {
     ReproduceManifest::named("spurious", opts).write(&opts.out)?;
     let figures = SPURIOUS
         .iter()
         .map(|fig| Ok((fig.id, spurious_experiment(fig, opts.quick)?)));
-    let camp = super::CampaignOptions::default();
+    let camp = super::CampaignOptions {
+        shard: None,
+        fresh: camp.fresh,
+    };
     let (results, reports) = super::run_figures(opts, &camp, figures, run, progress)?;
     let micro = Micro::read(&opts.out, &results);
     super::spurious_report::write(&results, &micro, opts)?;

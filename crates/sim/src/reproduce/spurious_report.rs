@@ -10,11 +10,11 @@ use super::spurious::{
     GAIN_PCT, GBN_SHARE, Micro, NEAR_PCT, PLAIN, RATE, REORDER_AT, SPIKE, SPURIOUS,
     SPURIOUS_DEPARTURES, detection_inactive, interval_label, seconds, values,
 };
-use super::verdict::{Departure, Verdict, departure};
+use super::verdict::{Citations, Verdict};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::sequence::{self, SequenceSpec};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
-use crate::stats::Summary;
+use crate::stats::{Summary, fixed, mean_ci};
 use crate::sweep::display_value;
 
 /// Differences from the paper beyond this many percent are listed with their explanation.
@@ -47,6 +47,8 @@ fn chart(title: &str, x_label: &str, y_label: &str, x_axis: XAxis, series: Vec<S
         series,
         scatter: false,
         x_range: None,
+        log_x: false,
+        log_y: false,
     }
 }
 
@@ -358,19 +360,22 @@ fn charts(r: &Results, m: &Micro) -> Vec<(String, Vec<Chart>)> {
 fn show(s: &Option<Summary>, digits: usize) -> String {
     match s {
         Some(s) if s.n > 1 && !s.ci95.is_nan() => {
-            format!("{:.digits$} ± {:.digits$} (n={})", s.mean, s.ci95, s.n)
+            format!("{} (n={})", mean_ci(s.mean, s.ci95, digits), s.n)
         }
         Some(s) if !s.mean.is_nan() => format!("{:.digits$} (n={})", s.mean, s.n),
         _ => "not run".into(),
     }
 }
 
-/// The reason the report gives after a verdict: the departure's, or "not explained".
-fn why(departures: &[Departure], id: &str, verdict: Verdict) -> String {
-    match (verdict, departure(departures, id)) {
-        (Verdict::Departs, Some(r)) => format!("**departs**: {r}"),
-        (Verdict::Departs, None) => "**departs** (not explained)".into(),
-        (v, _) => v.word().into(),
+/// The verdict as the report gives it: a departure cites its cause by label (the reason is
+/// printed once, under "Departures"), or says it is not explained.
+fn why(citations: &mut Citations<'_>, id: &str, verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Departs => match citations.cite(id) {
+            Some(label) => format!("**departs** ({label})"),
+            None => "**departs** (not explained)".into(),
+        },
+        v => v.word().into(),
     }
 }
 
@@ -397,7 +402,7 @@ pub fn spurious_report(
 ) -> String {
     let checks = spurious::spurious_checks(r);
     let claims = spurious::spurious_claims(r, m);
-    let departures = SPURIOUS_DEPARTURES;
+    let mut citations = Citations::new(SPURIOUS_DEPARTURES);
     let mut md = String::new();
     let held = |v: Verdict| v == Verdict::Holds;
     let nh = checks.iter().filter(|c| held(c.verdict())).count();
@@ -520,7 +525,7 @@ pub fn spurious_report(
             c.metric,
             c.paper.show(),
             show(&c.braid, 1),
-            why(departures, &c.id, c.verdict())
+            why(&mut citations, &c.id, c.verdict())
         );
     }
     let _ = writeln!(md, "\n## Differences larger than {EXPLAIN_PCT:.0} %\n");
@@ -531,7 +536,9 @@ pub fn spurious_report(
         };
         if d.abs() > EXPLAIN_PCT {
             any = true;
-            let reason = departure(departures, &c.id).unwrap_or("not explained");
+            let reason = citations
+                .cite(&c.id)
+                .map_or("not explained".into(), |label| format!("see {label}"));
             let _ = writeln!(md, "* {} {} ({d:+.1} %): {reason}", c.figure, c.what);
         }
     }
@@ -548,9 +555,10 @@ pub fn spurious_report(
             c.figure,
             c.statement,
             c.values,
-            why(departures, &c.id, c.verdict())
+            why(&mut citations, &c.id, c.verdict())
         );
     }
+    md.push_str(&citations.section());
     tables(&mut md, r);
     md.push_str("\n## Plots\n\n");
     for p in plots {
@@ -706,7 +714,7 @@ fn tables(md: &mut String, r: &Results) {
             let rec = if det == PLAIN {
                 "–".to_string()
             } else {
-                format!("{:.0} %", spurious::cmt_recovered(r, det) * 100.0)
+                format!("{} %", fixed(spurious::cmt_recovered(r, det) * 100.0, 0))
             };
             let _ = writeln!(
                 md,
@@ -719,8 +727,8 @@ fn tables(md: &mut String, r: &Results) {
         }
         let _ = writeln!(
             md,
-            "\nThe answer: without SFR, Eifel wins back {:.0} % of what CMT loses to \
-             reordering across the paths and DupTSN {:.0} %; Split Fast Retransmit, which \
+            "\nThe answer: without SFR, Eifel wins back {} % of what CMT loses to \
+             reordering across the paths and DupTSN {} %; Split Fast Retransmit, which \
              avoids the miss indications in the first place, is what wins it back. Eifel can \
              decide few of CMT's fast retransmits: one sent while the other path's originals \
              are still in flight reaches the receiver above a hole those originals fill, so \
@@ -729,8 +737,8 @@ fn tables(md: &mut String, r: &Results) {
              (`send/spurious.rs`). DupTSN decides them after the duplicate reports come back, \
              and every window it restores is cut again by the next reordering across the \
              paths.",
-            spurious::cmt_recovered(r, "eifel-timestamp") * 100.0,
-            spurious::cmt_recovered(r, "duptsn") * 100.0,
+            fixed(spurious::cmt_recovered(r, "eifel-timestamp") * 100.0, 0),
+            fixed(spurious::cmt_recovered(r, "duptsn") * 100.0, 0),
         );
     }
 }

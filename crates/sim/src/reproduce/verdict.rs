@@ -180,6 +180,62 @@ pub fn departure(departures: &[Departure], id: &str) -> Option<&'static str> {
     departures.iter().find(|d| glob(d.id, id)).map(|d| d.reason)
 }
 
+/// The departures a report cites, each cause once: a row cites its cause by a label
+/// ("D1"), and [`Citations::section`] prints each cause's paragraph once, however many rows
+/// it covers. Causes are numbered in the order they are first cited; entries of the list
+/// with the same reason are one cause.
+#[derive(Debug, Clone)]
+pub struct Citations<'a> {
+    departures: &'a [Departure],
+    /// The reasons cited, in order of first citation, with the ids that cited them.
+    cited: Vec<(&'static str, Vec<String>)>,
+}
+
+impl<'a> Citations<'a> {
+    /// Nothing cited yet.
+    pub fn new(departures: &'a [Departure]) -> Self {
+        Citations {
+            departures,
+            cited: Vec::new(),
+        }
+    }
+
+    /// The label of the cause `departures` give for `id` ("D2"), if any.
+    pub fn cite(&mut self, id: &str) -> Option<String> {
+        let reason = departure(self.departures, id)?;
+        let n = match self.cited.iter().position(|(r, _)| *r == reason) {
+            Some(i) => i,
+            None => {
+                self.cited.push((reason, Vec::new()));
+                self.cited.len() - 1
+            }
+        };
+        let ids = &mut self.cited[n].1;
+        if !ids.iter().any(|i| i == id) {
+            ids.push(id.to_string());
+        }
+        Some(format!("D{}", n + 1))
+    }
+
+    /// `## Departures` with one paragraph per cause cited, naming the numbers and claims it
+    /// covers; empty if none was.
+    pub fn section(&self) -> String {
+        if self.cited.is_empty() {
+            return String::new();
+        }
+        let mut md = String::from("\n## Departures\n\n");
+        for (i, (reason, ids)) in self.cited.iter().enumerate() {
+            let covers: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
+            md.push_str(&format!(
+                "**D{}** ({}): {reason}\n\n",
+                i + 1,
+                covers.join(", ")
+            ));
+        }
+        md
+    }
+}
+
 /// What a quick test asserts empty: every (id, description, verdict) that differs from what
 /// the report states (holds, unless `departures` lists it: departs), and every listed
 /// departure that matches no id (a stale report).
@@ -213,6 +269,29 @@ pub fn mismatches(departures: &[Departure], verdicts: &[(String, String, Verdict
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cause_is_one_paragraph_however_many_rows_cite_it() {
+        let d = [
+            Departure {
+                id: "fig6/*/rr/*",
+                reason: "the window stalls",
+            },
+            Departure {
+                id: "fig7/*",
+                reason: "another cause",
+            },
+        ];
+        let mut c = Citations::new(&d);
+        assert_eq!(c.cite("fig7/fixed").as_deref(), Some("D1"));
+        assert_eq!(c.cite("fig6/75/rr/full").as_deref(), Some("D2"));
+        assert_eq!(c.cite("fig6/150/rr/full").as_deref(), Some("D2"));
+        assert_eq!(c.cite("fig5/x"), None);
+        let md = c.section();
+        assert_eq!(md.matches("the window stalls").count(), 1, "{md}");
+        assert!(md.contains("**D2** (`fig6/75/rr/full`, `fig6/150/rr/full`): the window stalls"));
+        assert!(Citations::new(&d).section().is_empty());
+    }
 
     #[test]
     fn about_holds_within_the_tolerance_only() {
