@@ -231,11 +231,37 @@ fn charts(r: &Results, s: &LsSeries) -> Vec<(String, Vec<Chart>)> {
 fn show(s: &Option<Summary>) -> String {
     match s {
         Some(s) if s.mean.is_infinite() => format!("never (n={})", s.n),
+        // A zero interval says every seed gave the same value: say so.
+        Some(s) if s.n > 1 && s.min == s.max => {
+            format!("{:.3} (every one of n={} seeds)", s.mean, s.n)
+        }
         Some(s) if s.n > 1 && !s.ci95.is_nan() => {
             format!("{} (n={})", mean_ci(s.mean, s.ci95, 3), s.n)
         }
         Some(s) if !s.mean.is_nan() => format!("{:.3} (n={})", s.mean, s.n),
         _ => "not run".into(),
+    }
+}
+
+/// Each seed's value in seed order (`never` for a time that did not come), for a cell whose
+/// mean alone would hide them (a "never" in some seeds).
+fn per_seed(
+    s: &LsSeries,
+    r: &Results,
+    id: &str,
+    at: &[(&str, &str)],
+    f: fn(&RunSeries) -> f64,
+) -> String {
+    let v: Vec<String> = (s.of(r, id, at).iter())
+        .map(|x| match f(x) {
+            t if t.is_infinite() => "never".to_string(),
+            t => format!("{t:.2}"),
+        })
+        .collect();
+    if v.is_empty() {
+        "not run".into()
+    } else {
+        format!("{} (seeds 0–{})", v.join(", "), v.len() - 1)
     }
 }
 
@@ -408,15 +434,15 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
             mean_of(s, r, "fig15", &at, ls::fig15_resume),
         );
     }
-    md.push_str("\n## Figs. 19–20: when p1 leaves and rejoins\n\n| Path.Max.Retrans | p1 inactive at (s) | p1 carries data again at (s) |\n|---|---|---|\n");
+    md.push_str("\n## Figs. 19–20: when p1 leaves and rejoins\n\n| Path.Max.Retrans | p1 inactive at (s), per seed | p1 carries data again at (s), per seed |\n|---|---|---|\n");
     for pmr in ["5", "4"] {
         let _ = writeln!(
             md,
             "| {pmr} | {} | {} |",
-            mean_of(s, r, "fig19", &[(PMR, pmr)], |x| {
+            per_seed(s, r, "fig19", &[(PMR, pmr)], |x| {
                 x.state_at_or_after("p1", "inactive", ls::FIG19_DOWN.0)
             }),
-            mean_of(s, r, "fig19", &[(PMR, pmr)], |x| {
+            per_seed(s, r, "fig19", &[(PMR, pmr)], |x| {
                 x.in_use_after("p1", ls::FIG19_DOWN.1)
             }),
         );
