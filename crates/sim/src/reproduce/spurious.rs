@@ -120,8 +120,9 @@ pub(super) const DUPTSN: &str = "duptsn";
 /// "Nearly the same", "close to each other", "no noticeable benefit": within this many
 /// percent of the larger value.
 pub(super) const NEAR_PCT: f64 = 5.0;
-/// "Higher", "faster", "outperforms": better by more than this many percent.
-pub(super) const GAIN_PCT: f64 = 2.0;
+/// "Higher", "faster", "outperforms": better by more than this many percent: the same as
+/// [`NEAR_PCT`], so that no difference is both "nearly the same" and "higher".
+pub(super) const GAIN_PCT: f64 = NEAR_PCT;
 /// "Significantly degrades" (Fig. 11(a) at 1 %): at least this many percent below the run
 /// without reordering.
 pub(super) const DEGRADE_PCT: f64 = 10.0;
@@ -1064,6 +1065,21 @@ const DUPTSN_MISSES: &str = "DupTSN finds the spurious fast retransmits as Eifel
 /// says otherwise). The report prints these; the quick test asserts them.
 pub const SPURIOUS_DEPARTURES: &[Departure] = &[
     Departure {
+        id: "fig14/single/order",
+        reason: "not explained. Eifel is faster than DupTSN and DupTSN than plain SCTP, but \
+                 Eifel's lead over DupTSN (the values in the row) is below the 5 % that \
+                 separates \"faster\" from \"nearly the same\" in this report. The \
+                 delay-spike model (`spike_release`) is not yet measured here; on the \
+                 multihomed download, spikes that drain at the link rate roughly double the \
+                 detection gains (scenarios/README.md).",
+    },
+    Departure {
+        id: "fig11b/10/eifel-above-both",
+        reason: "not explained. Eifel is above both, but above DupTSN by less than the 5 % \
+                 that separates \"outperforms\" from \"nearly the same\" (the values in the \
+                 row); the delay-spike model (`spike_release`) is not yet measured here.",
+    },
+    Departure {
         id: "fig14/multi/plain",
         reason: "not explained. braid's multihomed plain SCTP downloads faster than its \
                  singlehomed one (175.0 against 187.2 s): the go-back-N retransmissions after \
@@ -1202,6 +1218,6 @@ mod tests {
             .unwrap();
         assert_eq!(interval_label(&w), "70–80 s");
         assert!(near(100.0, 96.0) && !near(100.0, 94.0));
-        assert!(higher(103.0, 100.0) && !higher(101.0, 100.0));
+        assert!(higher(106.0, 100.0) && !higher(104.0, 100.0));
     }
 }
