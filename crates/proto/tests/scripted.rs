@@ -428,14 +428,10 @@ fn drain_tsns(s: &mut Script) -> Vec<u32> {
     s.take_sent().iter().flat_map(|o| o.tsns()).collect()
 }
 
-#[test]
-fn three_miss_indications_trigger_fast_retransmit_and_halve_cwnd() {
-    // RFC 9260's own controller: the halving below is §7.2.3's (CUBIC keeps 0.7).
-    let cfg = AssociationConfig {
-        cc: CongestionControl::Reno,
-        loss_detection: LossDetection::DupThresh,
-        ..AssociationConfig::default()
-    };
+/// An established server with 80 full-sized chunks queued, warmed up by SACKs: slow start
+/// grows cwnd by one MTU per SACK while the window is full (§7.2.1), until cwnd/2 is above
+/// 4 MTU, so a halving can be seen. Returns it, the TSNs in flight and the MTU.
+fn warmed_up(cfg: AssociationConfig) -> (Script, VecDeque<u32>, usize) {
     let mut s = Script::server_with(cfg, 8);
     s.establish_passive();
     let mtu = s.assoc().paths()[0].mtu;
@@ -444,15 +440,24 @@ fn three_miss_indications_trigger_fast_retransmit_and_halve_cwnd() {
         s.app_send(0, &vec![i as u8; full]);
     }
     let mut outstanding: VecDeque<u32> = drain_tsns(&mut s).into();
-
-    // Warm up: slow start grows cwnd by one MTU per SACK while the window is full (§7.2.1),
-    // until cwnd/2 is above 4 MTU, so the halving can be seen.
     while s.assoc().paths()[0].cwnd <= 9 * mtu {
         s.advance(ms(10));
         let cum = outstanding.pop_front().unwrap();
         s.send_chunks(vec![sack(cum, BIG_WINDOW, &[])]);
         outstanding.extend(drain_tsns(&mut s));
     }
+    (s, outstanding, mtu)
+}
+
+#[test]
+fn three_miss_indications_trigger_fast_retransmit_and_halve_cwnd() {
+    // RFC 9260's own controller: the halving below is §7.2.3's (CUBIC keeps 0.7).
+    let cfg = AssociationConfig {
+        cc: CongestionControl::Reno,
+        loss_detection: LossDetection::DupThresh,
+        ..AssociationConfig::default()
+    };
+    let (mut s, mut outstanding, mtu) = warmed_up(cfg);
     let before = s.assoc().paths()[0].clone();
     assert!(outstanding.len() >= 5, "{outstanding:?}");
     let lost = outstanding[0];
@@ -497,20 +502,7 @@ fn a_dupthresh_of_four_waits_for_the_fourth_miss_indication() {
         dupthresh: 4,
         ..dupthresh()
     };
-    let mut s = Script::server_with(cfg, 8);
-    s.establish_passive();
-    let mtu = s.assoc().paths()[0].mtu;
-    let full = mtu - 12 - 16;
-    for i in 0..80u32 {
-        s.app_send(0, &vec![i as u8; full]);
-    }
-    let mut outstanding: VecDeque<u32> = drain_tsns(&mut s).into();
-    while s.assoc().paths()[0].cwnd <= 9 * mtu {
-        s.advance(ms(10));
-        let cum = outstanding.pop_front().unwrap();
-        s.send_chunks(vec![sack(cum, BIG_WINDOW, &[])]);
-        outstanding.extend(drain_tsns(&mut s));
-    }
+    let (mut s, outstanding, _) = warmed_up(cfg);
     assert!(outstanding.len() >= 6, "{outstanding:?}");
     let lost = outstanding[0];
     let cum = lost.wrapping_sub(1);
