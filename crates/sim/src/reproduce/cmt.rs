@@ -40,31 +40,24 @@ pub(super) const FIG6_RATES: [(&str, f64); 2] = [("25Mbit/s", 25.0), ("50Mbit/s"
 pub const CMT_DEPARTURES: &[Departure] = &[
     Departure {
         id: "fig6/*/rr/*",
-        reason: "with FIFO queues of 100 packets (150 KB), path A's queue is deeper than its \
-                 σ/2 buffer share at every σ ≤ 320 KiB, so A's cwnd grows without a loss until \
-                 buffer splitting stops it and A's RTT rises to about σ/(2ρA) (43 ms at \
-                 128 KiB). B's chunks wait that long at the receiver for A's and keep B's equal \
-                 share occupied, so B carries no more than A. INET counts the shares and grows \
-                 cwnd by the same rules (SctpAssociationSendAll.cc, SctpCcFunctions.cc); with a \
-                 10-packet queue on A braid's RR reaches 16.8 and 26.5 Mbit/s per stream at \
-                 320 KiB, so the paper's result implies a shorter effective queue on A than its \
-                 text states.",
-    },
-    Departure {
-        id: "fig6/50/sqinfo/*",
-        reason: "the same standing queue on path A (162 KB in flight, 134 ms RTT at 320 KiB) \
-                 leaves B at most σ/2 of window and buffer: at B's 32 ms RTT that is about \
-                 40 Mbit/s, no loss. INET's sender queue info counts unsent bytes only; that \
-                 rule, measured in braid, starves B further (9.7 Mbit/s at 192–320 KiB).",
+        reason: "with FIFO queues of 100 packets (150 KB, §5), path A's queue is deeper than \
+                 its σ/2 buffer share at every σ ≤ 320 KiB, so A's cwnd grows without a loss \
+                 until buffer splitting stops it and A's RTT rises to about σ/(2ρA). B's chunks \
+                 wait that long at the receiver for A's and keep B's equal share occupied, so B \
+                 carries no more than A. INET counts the shares and grows cwnd by the same rules \
+                 (SctpAssociationSendAll.cc, SctpCcFunctions.cc). Measured: with a 10-packet \
+                 queue on A, RR's per-stream goodput at 320 KiB rises towards (ρA+ρB)/2 (table \
+                 \"Fig. 6: what decides its departures\"), so the paper's result implies a \
+                 shorter effective queue on A than its text states.",
     },
     Departure {
         id: "fig7/fixed/*/delay",
         reason: "braid's delay is the mean over all messages, from hand-over to SCTP to \
                  delivery (as NetPerfMeter stamps them). NetPerfMeter records one histogram per \
                  stream and the paper's average over all streams is post-processing it does not \
-                 describe: the unweighted mean of the 7 streams' means is 47 ms for braid at \
-                 128 KiB with NR-SACK (paths A/B 33 ms, C 133 ms) and 114 ms at 256 KiB \
-                 without; neither reaches the paper's 60 and 150 ms.",
+                 describe; averaged per stream instead (table \"Fig. 7: the delay averaged per \
+                 stream\") braid's delays do not reach the paper's 60 and 150 ms either: not \
+                 explained.",
     },
 ];
 

@@ -69,7 +69,7 @@ pub struct FigureFile {
 }
 
 /// The scenario files of Dreibholz et al..
-pub const CMT_SCHEDULING: [FigureFile; 5] = [
+pub const CMT_SCHEDULING: [FigureFile; 6] = [
     FigureFile {
         id: "fig4",
         file: "scenarios/papers/cmt-fig4.toml",
@@ -100,6 +100,13 @@ pub const CMT_SCHEDULING: [FigureFile; 5] = [
         file: "scenarios/papers/cmt-fig4-assumptions.toml",
         text: include_str!("../../scenarios/papers/cmt-fig4-assumptions.toml"),
         quick_buffers: &["160KiB", "192KiB", "224KiB", "256KiB", "288KiB", "320KiB"],
+    },
+    FigureFile {
+        id: "fig6-assumptions",
+        file: "scenarios/papers/cmt-fig6-assumptions.toml",
+        text: include_str!("../../scenarios/papers/cmt-fig6-assumptions.toml"),
+        // The σ at which the report compares Fig. 6 (all its sweep has).
+        quick_buffers: &["128KiB", "192KiB", "320KiB"],
     },
     FigureFile {
         id: "fig7-assumptions",

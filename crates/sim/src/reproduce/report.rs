@@ -155,7 +155,12 @@ pub(super) fn cmt_charts(r: &Results) -> Result<Vec<(String, Chart)>, plot::Plot
 
 /// The assumptions where Dreibholz et al. is silent: (scenario key, what the paper's INET model
 /// does, what the alternatives mean).
-const ASSUMPTIONS: [(&str, &str); 9] = [
+const ASSUMPTIONS: [(&str, &str); 10] = [
+    (
+        "association.max_gap_blocks",
+        "gap ack blocks one SACK reports at most: braid's default fills the path MTU (INET's \
+         gapReportLimit is 100000000); the Fig. 6 table below measures 64",
+    ),
     (
         "traffic.0.sqinfo_policy",
         "how the application reads sender queue info: `bytes` keeps each stream's buffered \
@@ -415,6 +420,164 @@ fn assumptions_section(md: &mut String, r: &Results) {
     }
 }
 
+/// The variants of `cmt-fig6-assumptions.toml` (its `[[sweep.variant]]` names) with what each
+/// changes.
+const FIG6_VARIANTS: [(&str, &str); 3] = [
+    ("as the figure files", "as the figure files (used)"),
+    ("max_gap_blocks 64", "`max_gap_blocks` = 64"),
+    ("queue A 10", "`path.A.queue` = 10 packets"),
+];
+
+/// "Fig. 6: what decides its departures": the Fig. 6 numbers and claims per variant, and
+/// RR's per-stream goodput at the largest σ.
+fn fig6_assumptions_section(md: &mut String, r: &Results) {
+    if r.summary("fig6-assumptions").is_none() {
+        return;
+    }
+    let runs: Vec<(&str, Option<Results>)> = FIG6_VARIANTS
+        .iter()
+        .map(|(name, label)| {
+            let at = [("variant", (*name).to_string())];
+            (
+                *label,
+                assumption_variant(r, "fig6-assumptions", "fig6", &at),
+            )
+        })
+        .collect();
+    let fig6 = |v: &Results| -> (Vec<super::Check>, Vec<super::Claim>) {
+        (
+            cmt::cmt_checks(v)
+                .into_iter()
+                .filter(|c| c.figure == "Fig. 6")
+                .collect(),
+            cmt::cmt_claims(v)
+                .into_iter()
+                .filter(|c| c.figure == "Fig. 6")
+                .collect(),
+        )
+    };
+    let _ = writeln!(
+        md,
+        "\n## Fig. 6: what decides its departures\n\n\
+         The paper's Fig. 6 numbers (braid's means, Mbit/s) with one assumption changed at a \
+         time (`scenarios/papers/cmt-fig6-assumptions.toml`, the σ the numbers are stated at, \
+         fewer seeds than the figure), RR's per-stream goodput at the largest σ, and how many of \
+         the Fig. 6 numbers and claims hold.\n"
+    );
+    let mut header = String::from("| data point | paper |");
+    let mut sep = String::from("|---|---|");
+    for (label, _) in &runs {
+        let _ = write!(header, " {label} |");
+        sep.push_str("---|");
+    }
+    let _ = writeln!(md, "{header}\n{sep}");
+    let per_variant: Vec<Option<(Vec<super::Check>, Vec<super::Claim>)>> =
+        runs.iter().map(|(_, v)| v.as_ref().map(fig6)).collect();
+    let Some(Some((first, _))) = per_variant.first() else {
+        return;
+    };
+    let show = |m: Option<f64>| m.map_or("–".to_string(), |m| format!("{m:.2}"));
+    for (i, c) in first.iter().enumerate() {
+        let mut row = format!("| {} | {} |", c.what, c.paper.show());
+        for v in &per_variant {
+            let m = v
+                .as_ref()
+                .and_then(|(checks, _)| checks.get(i))
+                .and_then(|c| c.braid)
+                .filter(|s| s.n > 0)
+                .map(|s| s.mean);
+            let _ = write!(row, " {} |", show(m));
+        }
+        let _ = writeln!(md, "{row}");
+    }
+    let largest = "320KiB";
+    for (rate, rho_b) in FIG6_RATES {
+        let paper = (10.0 + rho_b) / 2.0;
+        let mut row = format!(
+            "| ρB = {rho_b} Mbit/s, RR, stream 0 / stream 1, σ = {}: (ρA+ρB)/2 | ≈ {paper} each |",
+            display_kib(largest)
+        );
+        for (_, v) in &runs {
+            let g = |m: &str| {
+                v.as_ref().and_then(|v| {
+                    let at = [
+                        (RATE_B, rate),
+                        (SCHED, "rr"),
+                        (SQINFO, "false"),
+                        (BUF, largest),
+                    ];
+                    v.summary("fig6")?
+                        .points
+                        .iter()
+                        .find(|p| super::matches(&p.params, &at))
+                        .and_then(|p| p.metrics.get(m))
+                        .filter(|s| s.n > 0)
+                        .map(|s| s.mean)
+                })
+            };
+            let _ = write!(
+                row,
+                " {} / {} |",
+                show(g("stream0_goodput_mbps")),
+                show(g("stream1_goodput_mbps"))
+            );
+        }
+        let _ = writeln!(md, "{row}");
+    }
+    let mut row = String::from("| Fig. 6 numbers and claims that hold | |");
+    for v in &per_variant {
+        let cell = v.as_ref().map_or("–".to_string(), |(checks, claims)| {
+            let holds = checks
+                .iter()
+                .map(|c| c.verdict())
+                .chain(claims.iter().map(|c| c.verdict()))
+                .filter(|v| *v == Verdict::Holds)
+                .count();
+            format!("{holds} of {}", checks.len() + claims.len())
+        });
+        let _ = write!(row, " {cell} |");
+    }
+    let _ = writeln!(md, "{row}");
+}
+
+/// "Fig. 7: the delay averaged per stream": the paper's delay numbers against braid's mean
+/// over all messages and the unweighted mean of the seven streams' means.
+fn fig7_delay_section(md: &mut String, r: &Results) {
+    if r.summary("fig7").is_none() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "\n## Fig. 7: the delay averaged per stream\n\n\
+         braid's `msg_delay_ms_mean` is the mean over all messages; NetPerfMeter records one \
+         histogram per stream and the paper does not say how it averaged them. The unweighted \
+         mean of the seven streams' means (ms; streams 1, 3, 5 on A, 2, 4, 6 on B, 0 on C in \
+         the fixed mapping):\n\n\
+         | data point | paper | over all messages | mean of the streams' means | streams on A and B | stream on C |\n\
+         |---|---|---|---|---|---|"
+    );
+    for (nr, b, paper, what) in [
+        ("true", "128KiB", 60.0, "Fixed, NR-SACK"),
+        ("false", "256KiB", 150.0, "Fixed, no NR-SACK"),
+    ] {
+        let at = [(NRSACK, nr), (SCHED, "fixed"), (BUF, b)];
+        let m = |metric: &str| r.mean("fig7", &at, metric);
+        let streams: Vec<f64> = (0..7)
+            .map(|i| m(&format!("stream{i}_msg_delay_ms_mean")))
+            .collect();
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        let _ = writeln!(
+            md,
+            "| {what}, σ = {} | ≈ {paper} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            display_kib(b),
+            m("msg_delay_ms_mean"),
+            mean(&streams),
+            mean(&streams[1..]),
+            streams[0]
+        );
+    }
+}
+
 /// braid's RR per-stream goodput over σ in Fig. 6, where it reaches (ρA+ρB)/2.
 fn fig6_curve_section(md: &mut String, r: &Results) {
     let Some(s) = r.summary("fig6") else {
@@ -483,7 +646,8 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
         (
             24,
             "19 s warm-up, 300 s measurement, σ = 32…320 KiB (Fig. 6 up to 1 MiB; the \
-             assumptions studies 6 seeds: Fig. 7 at 128 and 256 KiB, Fig. 4 at δB = 75 ms)"
+             assumptions studies 6 seeds: Fig. 7 at 128 and 256 KiB, Fig. 4 at δB = 75 ms, \
+             Fig. 6 at 128, 192 and 320 KiB)"
                 .into(),
         )
     };
@@ -572,7 +736,9 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
     let _ = writeln!(md);
     assumptions_section(&mut md, r);
     fig4_assumptions_section(&mut md, r);
+    fig6_assumptions_section(&mut md, r);
     fig6_curve_section(&mut md, r);
+    fig7_delay_section(&mut md, r);
     let _ = writeln!(md, "\n## Plots\n");
     for p in plots {
         let _ = writeln!(md, "![{p}]({p})");
