@@ -67,23 +67,32 @@ fn quick_reproduction_gives_every_claim_the_reports_verdict() {
 /// The measurements the departures' reasons rest on (`CMT_DEPARTURES`), asserted on the same
 /// quick run so that a reason cannot outlive its evidence.
 fn departures_reasons_hold(r: &Results) {
-    // Fig. 6 RR: a 10-packet queue on path A lifts RR's per-stream goodput at 320 KiB well
-    // above the figure files' (the standing queue on A is what holds it down).
-    for rate in ["25Mbit/s", "50Mbit/s"] {
-        let rr = |variant: &str| {
+    // Fig. 6 RR: a 10-packet queue on path A lifts RR's per-stream goodput at 320 KiB to
+    // within 15 % of the payload rate of (ρA+ρB)/2, and at the paper's σ it still departs.
+    for (rate, rho_b, paper_sigma) in [("25Mbit/s", 25.0, "128KiB"), ("50Mbit/s", 50.0, "192KiB")] {
+        let rr = |variant: &str, sigma: &str| {
             let at = [
                 ("variant", variant),
                 ("path.B.rate", rate),
                 ("association.stream_scheduler", "rr"),
                 ("traffic.0.sender_queue_info", "false"),
-                ("association.buffer", "320KiB"),
+                ("association.buffer", sigma),
             ];
             r.mean("fig6-assumptions", &at, "stream0_goodput_mbps")
         };
-        let (used, short) = (rr("as the figure files"), rr("queue A 10"));
+        let half = (10.0 + rho_b) / 2.0;
+        let (used, short) = (
+            rr("as the figure files", "320KiB"),
+            rr("queue A 10", "320KiB"),
+        );
         assert!(
-            short > 1.5 * used,
+            short >= 0.85 * reproduce::payload_mbps(half) && short > 1.5 * used,
             "ρB = {rate}: RR stream 0 at 320 KiB with a 10-packet queue on A {short:.2} vs {used:.2} Mbit/s"
+        );
+        let at_paper = rr("queue A 10", paper_sigma);
+        assert!(
+            at_paper < 0.9 * half,
+            "ρB = {rate}: with a 10-packet queue on A, RR at {paper_sigma} holds ({at_paper:.2} Mbit/s)"
         );
     }
     // Fig. 7 delay: averaged per stream instead of per message, braid still departs.

@@ -45,10 +45,11 @@ pub const CMT_DEPARTURES: &[Departure] = &[
                  until buffer splitting stops it and A's RTT rises to about σ/(2ρA). B's chunks \
                  wait that long at the receiver for A's and keep B's equal share occupied, so B \
                  carries no more than A. INET counts the shares and grows cwnd by the same rules \
-                 (SctpAssociationSendAll.cc, SctpCcFunctions.cc). Measured: with a 10-packet \
-                 queue on A, RR's per-stream goodput at 320 KiB rises towards (ρA+ρB)/2 (table \
-                 \"Fig. 6: what decides its departures\"), so the paper's result implies a \
-                 shorter effective queue on A than its text states.",
+                 (SctpAssociationSendAll.cc, SctpCcFunctions.cc). Measured (table \"Fig. 6: what \
+                 decides its departures\"): a 10-packet queue on A lifts RR's per-stream \
+                 goodput at 320 KiB to within 15 % of (ρA+ρB)/2, but at the σ the paper states \
+                 its numbers at it still departs. The standing queue explains the gap at large \
+                 σ; what remains at the paper's σ is not explained.",
     },
     Departure {
         id: "fig7/fixed/*/delay",

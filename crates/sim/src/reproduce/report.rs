@@ -620,6 +620,23 @@ fn fig6_curve_section(md: &mut String, r: &Results) {
     }
 }
 
+/// A mean with its interval; where the interval rounds to zero, what the seeds gave.
+fn show_mean(s: &crate::stats::Summary) -> String {
+    if s.n > 1 && s.min == s.max {
+        format!("{:.2} (every one of n={} seeds)", s.mean, s.n)
+    } else if s.n > 1 && s.ci95 < 0.005 {
+        format!(
+            "{} (n={}, seeds {:.3}–{:.3})",
+            mean_ci(s.mean, s.ci95, 2),
+            s.n,
+            s.min,
+            s.max
+        )
+    } else {
+        mean_ci(s.mean, s.ci95, 2)
+    }
+}
+
 /// The markdown report: method, assumptions, the numbers and claims with their verdicts,
 /// Fig. 6's curve, the plots.
 pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> String {
@@ -658,7 +675,8 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
          Values are means over the seeds with the half-width of the 95 % confidence interval \
          (Student's t with n − 1 degrees of freedom, t · s/√n). The seeds vary the association's \
          start (`start_jitter`), heartbeat jitter and initial TSNs; no link loses packets at random, \
-         so runs differ only in phase and the intervals are small. Goodput counts user data (1452 of \
+         so runs differ only in phase and the intervals are small (where one rounds to zero, the \
+         cell gives the seeds' range, or says that every seed gave the same value). Goodput counts user data (1452 of \
          1500 bytes per packet). A number the paper states as \"around\" holds within ±{:.0} %, a \
          bound holds when braid's mean satisfies it; a claim holds when the comparison stated with \
          it is true of braid's means.\n",
@@ -707,7 +725,7 @@ pub fn cmt_report(r: &Results, opts: &ReproduceOptions, plots: &[String]) -> Str
                     .paper
                     .deviation_pct(s.mean)
                     .map_or("–".into(), |d| format!("{d:+.1} %"));
-                (mean_ci(s.mean, s.ci95, 2), dev)
+                (show_mean(&s), dev)
             }
             _ => ("–".into(), "–".into()),
         };
