@@ -1,5 +1,5 @@
 //! PLPMTUD (RFC 8899; NEAT D3.1 §2.1.3) played packet by packet against a scripted peer,
-//! as 003's Listing 1 does with packetdrill.
+//! as the NEAT report's Listing 1 does with packetdrill.
 #![allow(clippy::unwrap_used)]
 
 mod common;

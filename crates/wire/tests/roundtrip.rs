@@ -65,7 +65,7 @@ const DECODED_PARAM_TYPES: [u16; 26] = [
     1, 5, 6, 7, 8, 9, 11, 12, // RFC 9260 §3.3.2.1, §3.3.3.1, §3.3.5
     13, 14, 15, 16, 17, 18, // RFC 6525 §4
     0x8000, 0x8005, 0x8008, // ECN Capable, Padding, Supported Extensions
-    0x80b0, 0x80b1, // Load-Sharing-Supported (LS-SCTP), Eifel-Supported (004): braid's codes
+    0x80b0, 0x80b1, // Load-Sharing- and Eifel-Supported: braid's codes
     0xc000, 0xc001, 0xc002, 0xc003, 0xc004, 0xc005, 0xc006, // RFC 3758, RFC 5061
 ];
 

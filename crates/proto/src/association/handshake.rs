@@ -152,7 +152,7 @@ impl Association {
         for i in 0..self.paths.len() {
             self.schedule_heartbeat(now, PathId(i as u16));
             if self.paths[i].confirmed {
-                // 003 §2.1.3.2: probing starts right after the handshake, before data.
+                // the NEAT report §2.1.3.2: probing starts right after the handshake, before data.
                 self.pmtu_path_confirmed(now, PathId(i as u16));
             }
             let p = &mut self.paths[i];

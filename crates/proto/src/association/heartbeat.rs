@@ -68,7 +68,7 @@ impl Association {
             let remote = self.paths[path.0 as usize].remote;
             self.path_events
                 .push_back(super::PathEvent::Confirmed { id: path, remote });
-            // 003 §2.1.3.4: a confirmed path starts PLPMTUD at BASE.
+            // the NEAT report §2.1.3.4: a confirmed path starts PLPMTUD at BASE.
             self.pmtu_path_confirmed(now, path);
         }
     }
@@ -100,7 +100,7 @@ impl Association {
             return;
         }
         let since = now - self.paths[pi].last_data_sent;
-        // A path with an LS-SCTP probe copy outstanding is being probed, not idle (002 §4.3).
+        // A path with an LS-SCTP probe copy outstanding is being probed, not idle (Abd El Al et al. §4.3).
         let idle =
             self.cfg.hb_interval.is_some_and(|i| since >= i) && self.paths[pi].psn.probe.is_none();
         let probe = std::mem::take(&mut self.paths[pi].heartbeat.probe);

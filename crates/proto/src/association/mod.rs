@@ -558,7 +558,7 @@ impl Association {
         let from = p.state;
         p.state = to;
         if to == crate::path::PathState::Active {
-            // Path Monitor: a path's loss rate counts from when it (re)joins (002 §4.4).
+            // Path Monitor: a path's loss rate counts from when it (re)joins (Abd El Al et al. §4.4).
             p.loss_base = (p.stats.data_chunks_sent, p.lost_chunks);
         }
         self.events.push_back(Event::PathState { path, state: to });

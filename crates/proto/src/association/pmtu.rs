@@ -79,7 +79,7 @@ impl Association {
             Step::Wait => {}
             Step::Probe(_) => {
                 d.send_pending = true;
-                // 003 §2.1.3.2: a timer runs while a probe is outstanding; one RTO, as a
+                // the NEAT report §2.1.3.2: a timer runs while a probe is outstanding; one RTO, as a
                 // heartbeat's answer gets (RFC 9260 §8.3).
                 let rto = p.rtt.rto();
                 self.timers.set(Timer::PmtuProbe(path), Some(now + rto));
@@ -101,7 +101,7 @@ impl Association {
         }
     }
 
-    /// The probe timer of `path` expired (003 Fig. 6).
+    /// The probe timer of `path` expired (the NEAT report, Fig. 6).
     pub(super) fn on_pmtu_probe_timer(&mut self, now: Instant, path: PathId) {
         self.timers.stop(Timer::PmtuProbe(path));
         if let Some(step) = self.pmtud(path).map(|d| d.on_probe_timeout()) {

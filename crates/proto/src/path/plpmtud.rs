@@ -23,12 +23,12 @@ pub(crate) fn min_pmtu(ipv6: bool) -> usize {
     if ipv6 { 1280 } else { 576 }
 }
 
-/// BASE_PLPMTU (RFC 8899 §5.1.2; 003 §2.1.3.3): 1200 bytes for IPv4, 1280 for IPv6.
+/// BASE_PLPMTU (RFC 8899 §5.1.2; the NEAT report §2.1.3.3): 1200 bytes for IPv4, 1280 for IPv6.
 pub(crate) fn base_pmtu(ipv6: bool) -> usize {
     if ipv6 { 1280 } else { 1200 }
 }
 
-/// The states of 003 §2.1.3.3 (RFC 8899 §5.2).
+/// The states of the NEAT report §2.1.3.3 (RFC 8899 §5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PmtuState {
     /// The path is not confirmed yet: no probing.
@@ -153,7 +153,7 @@ impl Plpmtud {
         self.probe_size(size)
     }
 
-    /// The path was confirmed (003 §2.1.3.4 "path setup"): probe BASE_PLPMTU.
+    /// The path was confirmed (the NEAT report §2.1.3.4 "path setup"): probe BASE_PLPMTU.
     pub(crate) fn on_confirmed(&mut self) -> Step {
         if self.state != PmtuState::ProbeNone {
             return Step::Wait;
@@ -162,7 +162,7 @@ impl Plpmtud {
         self.probe_size(self.base)
     }
 
-    /// A HEARTBEAT-ACK answered a probe of `size` (003 Fig. 5).
+    /// A HEARTBEAT-ACK answered a probe of `size` (the NEAT report, Fig. 5).
     pub(crate) fn on_probe_acked(&mut self, size: usize) -> Step {
         if self.probe != Some(size) {
             return Step::Wait;
@@ -178,7 +178,7 @@ impl Plpmtud {
         }
         match self.state {
             PmtuState::Error => {
-                // 003 §2.1.3.3: the path works again below BASE; try BASE next.
+                // the NEAT report §2.1.3.3: the path works again below BASE; try BASE next.
                 self.pmtu = size;
                 self.state = PmtuState::Base;
                 self.probe_size(self.base)
@@ -191,7 +191,7 @@ impl Plpmtud {
         }
     }
 
-    /// The probe timer expired (003 Fig. 6): the probe again below MAX_PROBES, else the size
+    /// The probe timer expired (the NEAT report, Fig. 6): the probe again below MAX_PROBES, else the size
     /// does not pass.
     pub(crate) fn on_probe_timeout(&mut self) -> Step {
         let Some(size) = self.probe else {
@@ -236,7 +236,7 @@ impl Plpmtud {
     }
 
     /// The raise timer expired: search above the PMTU again (RFC 8899 §5.2 DONE → SEARCH;
-    /// 003 restarts at BASE, which the PMTU in use already proves, so braid does not).
+    /// The NEAT report restarts at BASE, which the PMTU in use already proves, so braid does not).
     pub(crate) fn on_raise_timer(&mut self) -> Step {
         match self.state {
             PmtuState::Done => {
@@ -262,7 +262,7 @@ impl Plpmtud {
         self.probe_size(self.pmtu)
     }
 
-    /// An ICMP "too big" for this path, with the MTU it reports if any (003 §2.1.3.4).
+    /// An ICMP "too big" for this path, with the MTU it reports if any (the NEAT report §2.1.3.4).
     pub(crate) fn on_icmp_too_big(&mut self, mtu: Option<usize>) -> Step {
         let Some(mtu) = mtu else {
             // Without an MTU it is taken as the probe's loss, MAX_PROBES reached.
