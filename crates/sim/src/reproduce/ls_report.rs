@@ -298,7 +298,13 @@ fn file_value(id: &str, key: &str) -> String {
         Some(v) => v
             .as_str()
             .map_or_else(|| v.to_string().trim().to_string(), str::to_string),
-        None => "(default)".into(),
+        None => match key.rsplit('.').next() {
+            // braid's defaults, as `scenarios/README.md` documents them.
+            Some("ls_window_share") => "true (default)".into(),
+            Some("rtx_policy") => "ssthresh (default)".into(),
+            Some("path_assignment") => "cwnd-rtt (default under ls)".into(),
+            _ => "(default)".into(),
+        },
     }
 }
 
@@ -326,11 +332,11 @@ fn file_values(key: &str) -> String {
 const ASSUMPTIONS: [(&str, &str); 20] = [
     (
         "path.p1.queue",
-        "drop-tail queue of every path, packets: the paper gives none; about one bandwidth-delay product (**moves Fig. 12 and Fig. 14 verdicts**, sensitivity below)",
+        "drop-tail queue of every path, packets: the paper gives none; about one bandwidth-delay product (sensitivity below)",
     ),
     (
         "association.buffer",
-        "Eq. (1) evaluated with the nominal RTT = 100 ms (§5) for RTT_max, which the paper defines as the maximum RTT (§4.3) but does not give; sizes the sender's and the receiver's buffer (§5); Fig. 12 uses the 5-path value at every n and also runs 375 kB (**moves Fig. 12 and Fig. 14 verdicts**, sensitivity below)",
+        "Eq. (1) evaluated with the nominal RTT = 100 ms (§5) for RTT_max, which the paper defines as the maximum RTT (§4.3) but does not give; sizes the sender's and the receiver's buffer (§5); Fig. 12 uses the 5-path value at every n and also runs 375 kB (sensitivity below)",
     ),
     (
         "association.ls_window_share",
@@ -416,6 +422,12 @@ fn assumptions_table(md: &mut String) {
     );
 }
 
+/// A row of the Fig. 12 limits table: label, figure file, point, paths.
+type LimitsRow = (String, &'static str, Vec<(&'static str, String)>, u32);
+
+/// A sensitivity row's cells: id, value, whether it holds.
+type Cells = Vec<(String, String, bool)>;
+
 /// What held Fig. 12's paths: SRTT and link utilization ranges, queue drops, and the share of
 /// the time new data waited for the send buffer, the congestion window or the peer's window
 /// (the run's `limited_*` metrics), at every point of the figure file and at five paths under
@@ -434,7 +446,7 @@ fn fig12_limits_section(md: &mut String, r: &Results) {
          | setting | paths | Mbit/s | SRTT (ms) | utilization | queue drops | send buffer | cwnd | peer window |\n\
          |---|---|---|---|---|---|---|---|---|\n",
     );
-    let mut rows: Vec<(String, &str, Vec<(&str, String)>, u32)> = Vec::new();
+    let mut rows: Vec<LimitsRow> = Vec::new();
     for buf in [FIG12_EQ1, FIG12_LARGE] {
         for n in 1..=5u32 {
             let at = vec![(BUF, buf.to_string()), (PATHS, n.to_string())];
@@ -587,12 +599,23 @@ fn sensitivity_section(md: &mut String, r: &Results, s: &LsSeries) {
     for (v, what) in VARIANTS {
         let _ = writeln!(md, "* `{v}`: {what}");
     }
+    // Per variant, the verdicts that differ from `used`'s (figure, id, the variant's verdict).
+    let mut moved: Vec<(&str, Vec<String>)> =
+        VARIANTS.iter().map(|(v, _)| (*v, Vec::new())).collect();
+    let mut note = |v: &str, id: &str, ok: bool, used_ok: Option<bool>| {
+        if let (Some(u), Some(e)) = (used_ok, moved.iter_mut().find(|(x, _)| *x == v))
+            && u != ok
+        {
+            e.1.push(format!("`{id}` {}", if ok { "holds" } else { "departs" }));
+        }
+    };
     // Fig. 12 at four and five paths.
     if r.summary("fig12-assumptions").is_some() {
         md.push_str(
             "\n### Fig. 12 (four and five paths, Mbit/s)\n\n\
              | variant | buffer | 4 paths | 5 paths | holds |\n|---|---|---|---|---|\n",
         );
+        let mut used_ok = [None, None];
         for (v, _) in VARIANTS {
             let mut row = String::new();
             let mut holds = 0;
@@ -605,6 +628,10 @@ fn sensitivity_section(md: &mut String, r: &Results, s: &LsSeries) {
                 seeds = got.map_or(0, |x| x.n);
                 let c = ls::fig12_claim(String::new(), paths, "", got.map_or(f64::NAN, |x| x.mean));
                 let ok = c.verdict() == Verdict::Holds;
+                if v == "used" {
+                    used_ok[n] = Some(ok);
+                }
+                note(v, &format!("fig12/{paths}-paths"), ok, used_ok[n]);
                 holds += usize::from(ok);
                 n += 1;
                 let _ = write!(row, " {} {} |", show(&got), mark(ok));
@@ -629,7 +656,7 @@ fn sensitivity_section(md: &mut String, r: &Results, s: &LsSeries) {
         if r.summary(from).is_none() {
             continue;
         }
-        let items = |v: &str| -> Option<(Vec<(String, String, bool)>, usize)> {
+        let items = |v: &str| -> Option<(Cells, usize)> {
             let (vr, vs) = ls::assumption_variant(r, s, from, as_id, v)?;
             let seeds = vr.summary(as_id).map_or(0, |x| x.seeds as usize);
             let mut out: Vec<(String, String, bool)> = Vec::new();
@@ -665,12 +692,26 @@ fn sensitivity_section(md: &mut String, r: &Results, s: &LsSeries) {
                 continue;
             };
             let mut row = format!("| `{v}` |");
-            for (_, val, ok) in &its {
+            for (id, val, ok) in &its {
                 let _ = write!(row, " {val} {} |", mark(*ok));
+                let used_ok = used.iter().find(|u| u.0 == *id).map(|u| u.2);
+                note(v, id, *ok, used_ok);
             }
             let holds = its.iter().filter(|x| x.2).count();
             let _ = writeln!(md, "{row} {holds} of {} (n={seeds}) |", its.len());
         }
+    }
+    let _ = writeln!(
+        md,
+        "\nVerdicts that move against `used` (from the tables above):\n"
+    );
+    for (v, ids) in &moved[1..] {
+        let what = if ids.is_empty() {
+            "none".to_string()
+        } else {
+            ids.join(", ")
+        };
+        let _ = writeln!(md, "* `{v}`: {what}");
     }
 }
 
@@ -728,7 +769,11 @@ pub fn ls_report(r: &Results, s: &LsSeries, opts: &ReproduceOptions, plots: &[St
     let _ = writeln!(
         md,
         "{rate:.4} Mbit/s. Numbers the paper states get ±10 % (\"around\", \"approximately\"); \
-         claims are computed from braid's means and can fail.\n"
+         claims are computed from braid's means and can fail: \
+         \"LS-SCTP above SCTP\" (Fig. 13, Figs. 16/18) needs the means more than both 95 % \
+         CIs apart and a margin (Fig. 13: {:.0} % above, as LS-SCTP adds a loss-free second \
+         path; Figs. 16/18: half a path's rate), braid's choice where the paper gives none.\n",
+        (ls::FIG13_MARGIN - 1.0) * 100.0
     );
     assumptions_table(&mut md);
     let mut citations = Citations::new(LS_DEPARTURES);
