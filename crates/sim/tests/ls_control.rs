@@ -71,18 +71,19 @@ fn five_ls_paths_recover_lost_retransmissions_without_timeouts() {
 }
 
 /// `ls_window_share` switches braid's own window-share rule (a path holds at most its
-/// bandwidth share of the peer's window) off: four paths of Fig. 12 at its Eq. (1) buffer
-/// move less with the rule off (measured 5.23 against 4.89 Mbit/s, 3 seeds), so the rule is
-/// an assumption the LS-SCTP reproduction names, not the paper's.
+/// bandwidth share of the peer's window) off. With the paper's fast-retransmit threshold (4)
+/// the rule costs five paths of Fig. 12 at its Eq. (1) buffer throughput (the LS-SCTP
+/// report's sensitivity table, 3 seeds), so it is an assumption the reproduction names and
+/// varies, not the paper's.
 #[test]
-fn the_window_share_rule_is_a_key_and_helps_four_paths_at_the_papers_buffer() {
+fn the_window_share_rule_is_a_key_that_moves_five_paths_at_the_papers_buffer() {
     let file = include_str!("../../../scenarios/papers/ls-fig12.toml");
     let sweep = file.find("[sweep]").unwrap();
     let goodput = |share: bool| {
         let toml = file[..sweep]
             .replace(
                 "[association]",
-                &format!("[association]\nls_window_share = {share}\nmax_paths = 4"),
+                &format!("[association]\nls_window_share = {share}\nmax_paths = 5"),
             )
             .replace("seeds = 3", "seeds = 1");
         let s: Scenario = toml::from_str(&toml).unwrap();
@@ -90,5 +91,5 @@ fn the_window_share_rule_is_a_key_and_helps_four_paths_at_the_papers_buffer() {
     };
     let (on, off) = (goodput(true), goodput(false));
     eprintln!("goodput with the rule {on:.3}, without {off:.3} Mbit/s");
-    assert!(on > off * 1.03, "on {on:.3}, off {off:.3}");
+    assert!(off > on * 1.03, "on {on:.3}, off {off:.3}");
 }

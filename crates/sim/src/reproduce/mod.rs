@@ -40,8 +40,9 @@ pub use cmt::{
     CMT_DEPARTURES, FULL_RATE_SHARE, cmt_checks, cmt_claims, fig6_sigma_kib, payload_mbps,
 };
 pub use ls::{
-    LS_DEPARTURES, LS_SCTP, LsFigure, LsSeries, PathSamples, RunSeries, ls_checks, ls_claims,
-    ls_experiment, ls_sctp, ls_sctp_campaign, path_payload_mbps,
+    LS_ASSUMPTIONS, LS_DEPARTURES, LS_SCTP, LsFigure, LsSeries, PathSample, PathSamples, RunSeries,
+    VARIANTS, assumption_variant, eq1_max_rtt_bytes, ls_checks, ls_claims, ls_experiment, ls_sctp,
+    ls_sctp_campaign, path_payload_mbps,
 };
 pub use ls_report::ls_report;
 pub use report::cmt_report;
