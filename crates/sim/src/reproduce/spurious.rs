@@ -37,8 +37,8 @@ pub struct SpuriousFigure {
 
 /// The scenario files of Ladha et al. and braid's CMT comparison. The quick run keeps every
 /// point; it runs fewer seeds of the 200-s figures (their variants share each seed's
-/// reordering and spikes, so their comparisons hold with few) and all of the cheap downloads,
-/// whose paper numbers are compared with the means.
+/// reordering and spikes, so their comparisons hold with few) except Fig. 11(b), whose
+/// numbers are compared with the means, and all of the cheap downloads, likewise.
 pub const SPURIOUS: [SpuriousFigure; 10] = [
     SpuriousFigure {
         id: "fig7",
@@ -74,7 +74,9 @@ pub const SPURIOUS: [SpuriousFigure; 10] = [
         id: "fig11b",
         file: "scenarios/papers/spurious-fig11b.toml",
         text: include_str!("../../scenarios/papers/spurious-fig11b.toml"),
-        quick_seeds: 10,
+        // All 60: Eifel's gain over plain SCTP at 10–20 s is within the tolerance by little
+        // (10 seeds put it outside).
+        quick_seeds: 60,
     },
     SpuriousFigure {
         id: "fig13a",

@@ -514,7 +514,7 @@ pub fn spurious_report(
          | `delay_spikes` | gap from the end of a spike to the start of the next | \"occur in time intervals ... 10-20s\" does not say from where |\n\
          | `bytes` | \"4MB\" = 4,000,000 | \"4M\" |\n\
          | `seeds`, `start_jitter` | 60 (§6); 1 s for the downloads, none for the 200-s runs | reordering and spikes are random per seed; a later start would cut into the fixed 200 s |\n\
-         | `reorder_at`, `spike_at` | 10 s; spikes of 2.5 s and 5.5 s (singlehomed), 1.15 s and 3 s (multihomed) | the microscopic figures' events are placed; their lengths give one and two timeouts, and a spike shorter and longer than RTO(p1) + RTT(p2) (rows `setup`) |\n"
+         | `reorder_at`, `spike_at` | 1.18 s (TSN 21); spikes from 10 s of 2.5 s and 5.5 s (singlehomed), 1.15 s and 3 s (multihomed) | the microscopic figures' events are placed; their lengths give one and two timeouts, and a spike shorter and longer than RTO(p1) + RTT(p2) (the setup checks) |\n"
     );
     let _ = writeln!(
         md,
