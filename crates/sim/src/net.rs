@@ -243,11 +243,14 @@ pub fn forward_config(p: &PathSpec) -> LinkConfig {
         }),
         (None, Some(rate)) => Some(HiccupConfig {
             rate,
-            displacement: REORDER_DISPLACEMENT,
+            displacement: p.reorder_displacement.unwrap_or(REORDER_DISPLACEMENT),
         }),
         (None, None) => None,
     };
-    let displacement = c.hiccup.map_or(REORDER_DISPLACEMENT, |h| h.displacement);
+    let displacement = c.hiccup.map_or(
+        p.reorder_displacement.unwrap_or(REORDER_DISPLACEMENT),
+        |h| h.displacement,
+    );
     c.reorder_at = p
         .reorder_at
         .iter()

@@ -319,6 +319,12 @@ pub fn validate(s: &Scenario) -> Result<(), SimError> {
         {
             return err(format!("path {}: hiccup rate must be in [0, 1]", p.name));
         }
+        if p.hiccup.is_some() && p.reorder_displacement.is_some() {
+            return err(format!(
+                "path {}: reorder_displacement is for reorder_rate and reorder_at; hiccup gives its own",
+                p.name
+            ));
+        }
         if let Some(r) = p.reorder_rate {
             if p.hiccup.is_some() {
                 return err(format!(

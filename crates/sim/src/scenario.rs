@@ -178,6 +178,11 @@ pub struct PathSpec {
     /// displacement [`REORDER_DISPLACEMENT`]. Not together with `hiccup`.
     #[serde(default)]
     pub reorder_rate: Option<f64>,
+    /// Packets that overtake one displaced by `reorder_rate` or `reorder_at` (default
+    /// [`REORDER_DISPLACEMENT`]): a fast-retransmit threshold of `n` needs `n` (Ladha et al.
+    /// §6). Not together with `hiccup`, which gives its own.
+    #[serde(default)]
+    pub reorder_displacement: Option<usize>,
     /// Reordering at fixed times: the first packet reaching the far end of the forward link
     /// at or after each time is displaced as `reorder_rate` (or `hiccup`) displaces one (the
     /// single spurious fast retransmit of Ladha et al. Figs. 2(a), 7).

@@ -47,11 +47,11 @@ pub use ls::{
 pub use ls_report::ls_report;
 pub use report::cmt_report;
 pub use spurious::{
-    Micro, SPURIOUS, SPURIOUS_DEPARTURES, SpuriousFigure, cmt_goodput, cmt_recovered,
-    detection_inactive, spurious, spurious_campaign, spurious_checks, spurious_claims,
-    spurious_experiment,
+    Micro, SPURIOUS, SPURIOUS_DEPARTURES, SPURIOUS_SENSITIVITY, Sensitivity, SpuriousFigure,
+    cmt_goodput, cmt_recovered, detection_inactive, is_setup, sensitivity_experiments, spurious,
+    spurious_campaign, spurious_checks, spurious_claims, spurious_experiment,
 };
-pub use spurious_report::{EXPLAIN_PCT, spurious_report};
+pub use spurious_report::{EXPLAIN_PCT, fill, spurious_report, unresolved_tokens};
 pub use verdict::{
     Check, Citations, Claim, Departure, Expect, TOLERANCE_PCT, Verdict, departure, mismatches,
 };

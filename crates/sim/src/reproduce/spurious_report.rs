@@ -10,7 +10,7 @@ use super::spurious::{
     GAIN_PCT, GBN_SHARE, Micro, NEAR_PCT, PLAIN, RATE, REORDER_AT, SPIKE, SPURIOUS,
     SPURIOUS_DEPARTURES, detection_inactive, interval_label, seconds, values,
 };
-use super::verdict::{Citations, Verdict};
+use super::verdict::{Check, Citations, Claim, Verdict};
 use super::{ReproduceError, ReproduceOptions, Results};
 use crate::plot::sequence::{self, SequenceSpec};
 use crate::plot::{self, Chart, ChartPoint, Kind, Series, XAxis};
@@ -406,19 +406,26 @@ pub fn spurious_report(
     let mut md = String::new();
     let held = |v: Verdict| v == Verdict::Holds;
     let nh = checks.iter().filter(|c| held(c.verdict())).count();
-    let ch = claims.iter().filter(|c| held(c.verdict())).count();
+    let (setup, paper): (Vec<&Claim>, Vec<&Claim>) =
+        claims.iter().partition(|c| spurious::is_setup(&c.id));
+    let ch = paper.iter().filter(|c| held(c.verdict())).count();
+    let sh = setup.iter().filter(|c| held(c.verdict())).count();
     let _ = writeln!(
         md,
         "# Reproduction of On Making SCTP Robust to Spurious Retransmissions (\
          Ladha et al., ACM SIGCOMM Computer Communication Review 2004)\n"
     );
+    // The setup checks go on a line of their own: the index reads the first line's counts.
     let _ = writeln!(
         md,
-        "**{nh} of {} paper numbers hold, {} depart; {ch} of {} claims hold, {} depart.**\n",
+        "**{nh} of {} paper numbers hold, {} depart; {ch} of {} claims hold, {} depart**  \n\
+         **and, apart from these, {sh} of {} setup checks hold** (the placed events and the \
+         reordering calibration: true by construction unless the construction breaks).\n",
         checks.len(),
         checks.len() - nh,
-        claims.len(),
-        claims.len() - ch
+        paper.len(),
+        paper.len() - ch,
+        setup.len(),
     );
     let variant = if opts.quick {
         "the quick variant: fewer seeds per point"
@@ -499,11 +506,15 @@ pub fn spurious_report(
          | `pf`, `nr_sack` | false, false | neither existed in 2004 |\n\
          | `recv_buffer`, `send_buffer` | 64 KiB, 256 KiB | ns-2 SCTP's initial receive window; the sender never waits for buffer |\n\
          | `rtx_policy` | `ssthresh` (multihomed) | \"all retransmissions go on the alternate path\": braid has no policy that always does; RTX-SSTHRESH chose p2 for {share:.1} % of the retransmissions in Fig. 13(a) |\n\
-         | `reorder_rate` | displacement 3 | the smallest that makes every reordering event a spurious fast retransmit (§6; scenarios/README.md) |\n\
+         | `dupthresh` | 4 | RFC 2960 §7.2.4, the SCTP of the paper's ns-2 2.1b8 (fast retransmit on the fourth miss indication; 3 since RFC 4960, in ns-2 since 2009); 3 is a sensitivity row below |\n\
+         | `reorder_displacement` (with `reorder_rate`, `reorder_at`) | 4 | the smallest that makes every reordering event a spurious fast retransmit at `dupthresh` 4 (§6; scenarios/README.md); the setup checks confirm it does |\n\
+         | `spike_release` | `at-rate` | §4: a spike is the time between \"Data Buffered\" and \"Data Send\": the held packets are sent at the link's rate after it; `at-once` (all at the spike's end) is a sensitivity row below |\n\
+         | `loss_detection`, `cc` | `dupthresh`, `reno` | RFC 2960: three (here four) miss indications and Reno per path; braid's defaults (RACK-TLP, CUBIC) came later |\n\
+         | `max_gap_blocks` | 64 | the SACK size of the report's first version; the paper does not say |\n\
          | `delay_spikes` | gap from the end of a spike to the start of the next | \"occur in time intervals ... 10-20s\" does not say from where |\n\
          | `bytes` | \"4MB\" = 4,000,000 | \"4M\" |\n\
          | `seeds`, `start_jitter` | 60 (§6); 1 s for the downloads, none for the 200-s runs | reordering and spikes are random per seed; a later start would cut into the fixed 200 s |\n\
-         | `reorder_at`, `spike_at` | 10 s; spikes of 2.5 s and 5.5 s (singlehomed), 1.15 s and 3 s (multihomed) | the microscopic figures' events are placed; their lengths give one and two timeouts, and a spike shorter and longer than RTO(p1) + RTT(p2) (rows `setup`) |\n"
+         | `reorder_at`, `spike_at` | 1.18 s (TSN 21); spikes from 10 s of 2.5 s and 5.5 s (singlehomed), 1.15 s and 3 s (multihomed) | the microscopic figures' events are placed; their lengths give one and two timeouts, and a spike shorter and longer than RTO(p1) + RTT(p2) (the setup checks) |\n"
     );
     let _ = writeln!(
         md,
@@ -546,9 +557,12 @@ pub fn spurious_report(
         let _ = writeln!(md, "None.");
     }
     md.push_str(
-        "\n## The paper's claims\n\n| figure | claim | braid | verdict |\n|---|---|---|---|\n",
+        "\n## Setup checks (not claims of the paper)\n\n\
+         What the scenario files place or calibrate, checked so that the construction cannot \
+         break silently; they hold by construction and are not counted with the claims.\n\n\
+         | figure | check | braid | verdict |\n|---|---|---|---|\n",
     );
-    for c in &claims {
+    for c in &setup {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} |",
@@ -558,7 +572,21 @@ pub fn spurious_report(
             why(&mut citations, &c.id, c.verdict())
         );
     }
-    md.push_str(&citations.section());
+    md.push_str(
+        "\n## The paper's claims\n\n| figure | claim | braid | verdict |\n|---|---|---|---|\n",
+    );
+    for c in &paper {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            c.figure,
+            c.statement,
+            c.values,
+            why(&mut citations, &c.id, c.verdict())
+        );
+    }
+    md.push_str(&fill(&citations.section(), r));
+    sensitivity_section(&mut md, r, m, opts);
     tables(&mut md, r);
     md.push_str("\n## Plots\n\n");
     for p in plots {
@@ -643,8 +671,8 @@ fn tables(md: &mut String, r: &Results) {
     }
     md.push_str(
         "\n## Downloads of 4 MB (Figs. 12, 14)\n\n\
-         | figure | variant | download time (s) | fast retransmits | timeouts | found spurious (FR + T3) |\n\
-         |---|---|---|---|---|---|\n",
+         | figure | variant | download time (s) | fast retransmits | timeouts | found spurious (FR + T3) | unnecessary retransmissions |\n\
+         |---|---|---|---|---|---|---|\n",
     );
     for (id, fig) in [
         ("fig12", "Fig. 12"),
@@ -659,10 +687,11 @@ fn tables(md: &mut String, r: &Results) {
             };
             let _ = writeln!(
                 md,
-                "| {fig} | {name} | {} | {} | {} | {found} |",
+                "| {fig} | {name} | {} | {} | {} | {found} | {} |",
                 show(&g("transfer_duration_s"), 1),
                 show(&g("fast_retransmissions"), 1),
                 show(&g("timeouts"), 1),
+                show(&g("unnecessary_retransmissions"), 1),
             );
         }
     }
@@ -753,4 +782,256 @@ pub(super) fn write(r: &Results, m: &Micro, opts: &ReproduceOptions) -> Result<(
     let md = spurious_report(r, m, opts, &plots);
     let path = opts.out.join("report.md");
     std::fs::write(&path, md).map_err(|source| ReproduceError::Io { path, source })
+}
+
+/// The mean a `{{…}}` token of a departure's text names, formatted: `{{ID;DET;METRIC;DIGITS}}`
+/// or `{{ID;KEY=VALUE;DET;METRIC;DIGITS}}` (ID a figure file or a sensitivity variant, VALUE
+/// as written in the file). None if the token is malformed or the point was not run.
+fn token(r: &Results, t: &str) -> Option<String> {
+    let parts: Vec<&str> = t.split(';').collect();
+    let (id, at, det, metric, digits) = match parts.as_slice() {
+        [id, det, metric, digits] => (*id, None, *det, *metric, *digits),
+        [id, kv, det, metric, digits] => (*id, Some(kv.split_once('=')?), *det, *metric, *digits),
+        _ => return None,
+    };
+    let digits: usize = digits.parse().ok()?;
+    let mut keys = vec![(DET, det)];
+    if let Some((k, v)) = at {
+        keys.push((k, v));
+    }
+    let m = r.get(id, &keys, metric)?.mean;
+    (!m.is_nan()).then(|| format!("{m:.digits$}"))
+}
+
+/// `text` with every `{{…}}` token replaced by the run's value ([`token`]); a token that
+/// names nothing run reads "(not run)".
+pub fn fill(text: &str, r: &Results) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("{{") {
+        out.push_str(&rest[..i]);
+        let Some(j) = rest[i..].find("}}") else {
+            break;
+        };
+        let t = &rest[i + 2..i + j];
+        out.push_str(&token(r, t).unwrap_or_else(|| "(not run)".into()));
+        rest = &rest[i + j + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The tokens of [`SPURIOUS_DEPARTURES`] that name nothing in `r` (the quick test asserts
+/// there are none).
+pub fn unresolved_tokens(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in SPURIOUS_DEPARTURES {
+        let mut rest = d.reason;
+        while let Some(i) = rest.find("{{") {
+            let Some(j) = rest[i..].find("}}") else {
+                out.push(format!("{}: unclosed token", d.id));
+                break;
+            };
+            let t = &rest[i + 2..i + j];
+            if token(r, t).is_none() {
+                out.push(format!("{}: {t}", d.id));
+            }
+            rest = &rest[i + j + 2..];
+        }
+    }
+    out
+}
+
+/// Results and records holding only figure `fig`, read from output `from` (the figure file
+/// itself or a sensitivity variant of it).
+fn only(r: &Results, m: &Micro, from: &str, fig: &'static str) -> (Results, Micro) {
+    let summaries = r
+        .summary(from)
+        .map(|s| vec![(fig, s.clone())])
+        .unwrap_or_default();
+    (Results { summaries }, m.relabeled(from, fig))
+}
+
+/// The verdicts of the numbers and claims one figure file's results decide: (checks, the
+/// paper's claims, setup checks), each without the ones not run.
+fn decided(r: &Results, m: &Micro) -> (Vec<Check>, Vec<Claim>, Vec<Claim>) {
+    let checks = spurious::spurious_checks(r)
+        .into_iter()
+        .filter(|c| c.verdict() != Verdict::NotRun)
+        .collect();
+    let (setup, paper) = spurious::spurious_claims(r, m)
+        .into_iter()
+        .filter(|c| c.verdict() != Verdict::NotRun)
+        .partition(|c| spurious::is_setup(&c.id));
+    (checks, paper, setup)
+}
+
+/// "a of b" holding.
+fn held<T>(xs: &[T], v: impl Fn(&T) -> Verdict) -> (usize, usize) {
+    (
+        xs.iter().filter(|x| v(x) == Verdict::Holds).count(),
+        xs.len(),
+    )
+}
+
+/// One figure file's key numbers, plain / Eifel / DupTSN per point: (what, values).
+fn key_numbers(r: &Results, fig: &str) -> (String, String) {
+    let (key, metric) = match fig {
+        "fig7" => (REORDER_AT, "highest_tsn_sent"),
+        "fig8" | "fig10" => (SPIKE, "unnecessary_retransmissions"),
+        "fig11a" => (RATE, "highest_tsn_sent"),
+        "fig11b" | "fig13a" => (EVERY, "highest_tsn_sent"),
+        _ => ("", "transfer_duration_s"),
+    };
+    let digits = usize::from(metric == "transfer_duration_s");
+    let mut parts = Vec::new();
+    let points: Vec<Option<toml::Value>> = if key.is_empty() {
+        vec![None]
+    } else {
+        values(r, fig, key).into_iter().map(Some).collect()
+    };
+    for v in points {
+        let label = match (&v, key) {
+            (None, _) => String::new(),
+            (Some(x), RATE) => {
+                let rate = x.as_float().unwrap_or(f64::NAN);
+                if ![0.01, 0.05, 0.15].iter().any(|k| (k - rate).abs() < 1e-9) {
+                    continue;
+                }
+                format!("{} %: ", spurious::percent(rate))
+            }
+            (Some(x), EVERY) => format!("{}: ", interval_label(x)),
+            (Some(x), SPIKE) => match seconds(x)[..] {
+                [a, b] => format!("spike {a}–{b} s: "),
+                _ => String::new(),
+            },
+            (Some(x), _) => {
+                if seconds(x).is_empty() {
+                    "no event: ".into()
+                } else {
+                    "event: ".into()
+                }
+            }
+        };
+        let shown = v.as_ref().map(display_value);
+        let vals: Vec<String> = variants(fig)
+            .iter()
+            .map(|(det, _)| {
+                let mut at = vec![(DET, *det)];
+                if let Some(s) = &shown {
+                    at.push((key, s.as_str()));
+                }
+                fixed(r.mean(fig, &at, metric), digits)
+            })
+            .collect();
+        parts.push(format!("{label}{}", vals.join(" / ")));
+    }
+    (format!("`{metric}`"), parts.join("; "))
+}
+
+/// The sensitivity table: each assumption of [`spurious::SPURIOUS_SENSITIVITY`], every figure
+/// file it touches run both ways, with the key numbers and how many numbers, claims and setup
+/// checks hold each way, and the verdicts that change.
+fn sensitivity_section(md: &mut String, r: &Results, m: &Micro, opts: &ReproduceOptions) {
+    let _ = writeln!(
+        md,
+        "\n## Sensitivity: the assumptions that move verdicts, measured both ways\n\n\
+         Each row runs a figure file as it is and with the one key changed (the variant runs \
+         the figure file's points with fewer seeds where it is expensive: n below). A cell \
+         gives plain / Eifel / DupTSN (Eifel with the DupTSN fallback where multihomed) and \
+         how many of the figure's paper numbers, claims and setup checks hold.\n"
+    );
+    let seeds = |id: &str| {
+        opts.seeds
+            .unwrap_or_else(|| r.summary(id).map_or(0, |s| s.seeds))
+    };
+    for row in &spurious::SPURIOUS_SENSITIVITY {
+        let _ = writeln!(
+            md,
+            "### `{}`: `{}` in the figure files, `{}` measured\n\nWhy `{}`: {}.\n\n\
+             | figure file | metric | `{}` (figure files): plain / Eifel / DupTSN | holds: numbers, claims, setup | `{}`: plain / Eifel / DupTSN | holds: numbers, claims, setup |\n\
+             |---|---|---|---|---|---|",
+            row.key, row.used, row.other, row.used, row.why, row.used, row.other
+        );
+        let mut total = [[(0, 0); 3]; 2];
+        let mut changed = Vec::new();
+        for &(fig, variant, _, _) in row.figures {
+            let mut cells = Vec::new();
+            let mut verdicts: [Vec<(String, Verdict)>; 2] = [Vec::new(), Vec::new()];
+            for (k, from) in [fig, variant].into_iter().enumerate() {
+                let (rr, mm) = only(r, m, from, fig);
+                let (checks, paper, setup) = decided(&rr, &mm);
+                let counts = [
+                    held(&checks, Check::verdict),
+                    held(&paper, Claim::verdict),
+                    held(&setup, Claim::verdict),
+                ];
+                for (t, c) in total[k].iter_mut().zip(counts) {
+                    t.0 += c.0;
+                    t.1 += c.1;
+                }
+                verdicts[k] = checks
+                    .iter()
+                    .map(|c| (c.id.clone(), c.verdict()))
+                    .chain(
+                        paper
+                            .iter()
+                            .chain(&setup)
+                            .map(|c| (c.id.clone(), c.verdict())),
+                    )
+                    .collect();
+                let (what, vals) = key_numbers(&rr, fig);
+                let show = |(h, n): (usize, usize)| format!("{h}/{n}");
+                cells.push((
+                    what,
+                    format!("{vals} (n={})", seeds(from)),
+                    format!(
+                        "{}, {}, {}",
+                        show(counts[0]),
+                        show(counts[1]),
+                        show(counts[2])
+                    ),
+                ));
+            }
+            let _ = writeln!(
+                md,
+                "| {fig} | {} | {} | {} | {} | {} |",
+                cells[0].0, cells[0].1, cells[0].2, cells[1].1, cells[1].2
+            );
+            for (id, v) in &verdicts[0] {
+                if let Some((_, w)) = verdicts[1].iter().find(|(i, _)| i == id)
+                    && w != v
+                {
+                    changed.push(format!(
+                        "`{id}`: {} with `{}`, {} with `{}`",
+                        v.word(),
+                        row.used,
+                        w.word(),
+                        row.other
+                    ));
+                }
+            }
+        }
+        let show = |t: &[(usize, usize); 3]| {
+            format!(
+                "numbers {}/{}, claims {}/{}, setup {}/{}",
+                t[0].0, t[0].1, t[1].0, t[1].1, t[2].0, t[2].1
+            )
+        };
+        let _ = writeln!(
+            md,
+            "| all | | | **{}** | | **{}** |\n",
+            show(&total[0]),
+            show(&total[1])
+        );
+        if changed.is_empty() {
+            let _ = writeln!(md, "No verdict changes with `{}`.\n", row.other);
+        } else {
+            let _ = writeln!(md, "Verdicts that change:\n");
+            for c in changed {
+                let _ = writeln!(md, "* {c}");
+            }
+            md.push('\n');
+        }
+    }
 }
