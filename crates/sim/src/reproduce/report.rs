@@ -624,6 +624,8 @@ fn fig6_curve_section(md: &mut String, r: &Results) {
 fn show_mean(s: &crate::stats::Summary) -> String {
     if s.n > 1 && s.min == s.max {
         format!("{:.2} (every one of n={} seeds)", s.mean, s.n)
+    } else if s.n > 1 && format!("{:.3}", s.min) == format!("{:.3}", s.max) {
+        format!("{:.2} (every one of n={} seeds {:.3})", s.mean, s.n, s.min)
     } else if s.n > 1 && s.ci95 < 0.005 {
         format!(
             "{} (n={}, seeds {:.3}–{:.3})",
