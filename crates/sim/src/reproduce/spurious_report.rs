@@ -803,7 +803,7 @@ fn token(r: &Results, t: &str) -> Option<String> {
     (!m.is_nan()).then(|| format!("{m:.digits$}"))
 }
 
-/// `text` with every `{{…}}` token replaced by the run's value ([`token`]); a token that
+/// `text` with every `{{…}}` token replaced by the run's value (`token`); a token that
 /// names nothing run reads "(not run)".
 pub fn fill(text: &str, r: &Results) -> String {
     let mut out = String::new();
